@@ -1,0 +1,1 @@
+"""Running untrusted PyTorch snippets and classifying what they do."""
