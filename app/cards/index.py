@@ -1,0 +1,162 @@
+"""Keep the database's card index in step with the cards folder.
+
+Unchanged files (same path, same SHA-256) are neither parsed nor rewritten, which is
+what makes a restart cheap. A card whose file disappears is retired, never deleted;
+a file that breaks keeps its last good version served and its problems listed.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+from sqlalchemy import Engine, delete, text
+from sqlmodel import Session, col, select
+
+from app.cards.deck import CardFile, check_names, iter_card_files
+from app.cards.model import LANGS, Card, Problem
+from app.cards.parser import parse_card
+from app.cards.render import plain_text, render_card
+from app.cards.search import index_text
+from app.models import CardLink, CardRow, CardTag, LoadProblem
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class SyncReport:
+    added: list[str] = field(default_factory=list)
+    changed: list[str] = field(default_factory=list)
+    unchanged: int = 0
+    retired: list[str] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+
+    def summary(self) -> str:
+        return (
+            f"{len(self.added)} added, {len(self.changed)} changed, {self.unchanged} unchanged, "
+            f"{len(self.retired)} retired, {len(self.problems)} problem(s)"
+        )
+
+
+def sync_cards(engine: Engine, cards_dir: Path, *, now: datetime | None = None) -> SyncReport:
+    """Index cards_dir into the database in one transaction and record the problems found."""
+    now = now or datetime.now(UTC)
+    report = SyncReport()
+    files = list(iter_card_files(cards_dir)) if cards_dir.is_dir() else []
+    if not cards_dir.is_dir():
+        report.problems.append(Problem(str(cards_dir), 0, "cards directory does not exist"))
+
+    with Session(engine) as session:
+        rows = {row.id: row for row in session.exec(select(CardRow))}
+        by_path = {row.path: row for row in rows.values() if row.retired_at is None}
+
+        keep: set[str] = set()  # ids that stay active
+        parsed: list[tuple[CardFile, Card]] = []
+        for file in files:
+            row = by_path.get(file.rel)
+            if row is not None and row.content_hash == file.sha256:
+                keep.add(row.id)
+                report.unchanged += 1
+                continue
+            card, problems = parse_card(file.text, file.rel)
+            report.problems.extend(problems)
+            if card is not None:
+                parsed.append((file, card))
+            elif row is not None:
+                keep.add(row.id)  # broken edit: keep serving the last good version
+
+        fresh = _drop_duplicates(parsed, keep, rows, report)
+        active_ids = keep | {card.id for _, card in fresh}
+        _check_links(session, fresh, keep, active_ids, report)
+        report.problems.extend(check_names(card for _, card in fresh))
+
+        for file, card in fresh:
+            existing = rows.get(card.id)
+            (report.changed if existing is not None and existing.retired_at is None else report.added).append(card.id)
+            _write_card(session, file, card, existing, now)
+        for row in rows.values():
+            if row.id not in active_ids and row.retired_at is None:
+                row.retired_at = now
+                session.add(row)
+                report.retired.append(row.id)
+
+        session.exec(delete(LoadProblem))  # type: ignore[call-overload]
+        session.add_all(LoadProblem(path=p.path, line=p.line, message=p.message, found_at=now) for p in report.problems)
+        session.commit()
+
+    for problem in report.problems:
+        log.warning("card problem: %s", problem)
+    return report
+
+
+def _drop_duplicates(
+    parsed: list[tuple[CardFile, Card]], keep: set[str], rows: dict[str, CardRow], report: SyncReport
+) -> list[tuple[CardFile, Card]]:
+    owner = {card_id: rows[card_id].path for card_id in keep}
+    fresh = []
+    for file, card in parsed:
+        if card.id in owner and owner[card.id] != file.rel:
+            line = card.field_lines.get("id", 1)
+            report.problems.append(Problem(file.rel, line, f"duplicate id '{card.id}' (also used by {owner[card.id]})"))
+            continue
+        owner[card.id] = file.rel
+        fresh.append((file, card))
+    return fresh
+
+
+def _check_links(
+    session: Session, fresh: list[tuple[CardFile, Card]], keep: set[str], active_ids: set[str], report: SyncReport
+) -> None:
+    for _, card in fresh:
+        line = card.field_lines.get("related", 1)
+        for target in card.related:
+            if target == card.id:
+                report.problems.append(Problem(card.path, line, f"card relates to itself ('{target}')"))
+            elif target not in active_ids:
+                report.problems.append(Problem(card.path, line, f"related id '{target}' does not exist"))
+    # An unchanged card may point at a card that has just gone away.
+    fresh_ids = {card.id for _, card in fresh}
+    stale = session.exec(select(CardLink, CardRow.path).join(CardRow, col(CardRow.id) == col(CardLink.src_id)))
+    for link, path in stale:
+        if link.src_id in keep and link.src_id not in fresh_ids and link.dst_id not in active_ids:
+            report.problems.append(Problem(path, 1, f"related id '{link.dst_id}' does not exist"))
+
+
+def _write_card(session: Session, file: CardFile, card: Card, row: CardRow | None, now: datetime) -> None:
+    values = dict(
+        path=file.rel,
+        content_hash=file.sha256,
+        title_zh=card.title.zh,
+        title_en=card.title.en,
+        module_id=card.module.id,
+        module_zh=card.module.zh,
+        module_en=card.module.en,
+        topic_id=card.topic.id,
+        topic_zh=card.topic.zh,
+        topic_en=card.topic.en,
+        difficulty=card.difficulty,
+        tags=list(card.tags),
+        related=list(card.related),
+        followup_keys=[f.key for f in card.followups],
+        rendered=render_card(card),
+        indexed_at=now,
+        retired_at=None,
+    )
+    if row is None:
+        row = CardRow(id=card.id, **values)
+    else:
+        for key, value in values.items():
+            setattr(row, key, value)
+    session.add(row)
+    session.flush()
+    session.exec(delete(CardTag).where(col(CardTag.card_id) == card.id))  # type: ignore[call-overload]
+    session.exec(delete(CardLink).where(col(CardLink.src_id) == card.id))  # type: ignore[call-overload]
+    session.add_all(CardTag(card_id=card.id, tag=tag) for tag in card.tags)
+    session.add_all(CardLink(src_id=card.id, dst_id=dst) for dst in dict.fromkeys(card.related))
+    session.execute(text("DELETE FROM card_fts WHERE card_id = :id"), {"id": card.id})
+    texts = {lang: index_text(plain_text(card, lang)) for lang in LANGS}
+    session.execute(
+        text("INSERT INTO card_fts (card_id, zh, en) VALUES (:id, :zh, :en)"), {"id": card.id, **texts}
+    )

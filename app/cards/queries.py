@@ -1,0 +1,154 @@
+"""Read-side queries over the card index. Keyword-only, session passed in, no web types."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import case, func, text
+from sqlmodel import Session, col, select
+
+from app.cards.search import match_query
+from app.models import CardLink, CardRow, CardTag, LoadProblem
+
+_DIFFICULTY_ORDER = case({"easy": 0, "medium": 1, "hard": 2}, value=col(CardRow.difficulty), else_=3)
+
+
+@dataclass(frozen=True)
+class Topic:
+    id: str
+    zh: str
+    en: str
+    cards: list[CardRow]
+
+
+@dataclass(frozen=True)
+class Module:
+    id: str
+    zh: str
+    en: str
+    topics: list[Topic]
+
+    @property
+    def count(self) -> int:
+        return sum(len(t.cards) for t in self.topics)
+
+
+def _active() -> Any:
+    return select(CardRow).where(col(CardRow.retired_at).is_(None))
+
+
+def list_cards(
+    session: Session, *, query: str | None = None, difficulty: str | None = None, tag: str | None = None
+) -> list[CardRow]:
+    """Active cards matching every given filter, in reading order (module, topic, difficulty, title)."""
+    stmt = _active()
+    if difficulty:
+        stmt = stmt.where(col(CardRow.difficulty) == difficulty)
+    if tag:
+        stmt = stmt.where(col(CardRow.id).in_(select(CardTag.card_id).where(col(CardTag.tag) == tag)))
+    if query:
+        expression = match_query(query)
+        if expression is None:
+            return []
+        hits = session.execute(text("SELECT card_id FROM card_fts WHERE card_fts MATCH :q"), {"q": expression})
+        stmt = stmt.where(col(CardRow.id).in_([row[0] for row in hits]))
+    stmt = stmt.order_by(col(CardRow.module_id), col(CardRow.topic_id), _DIFFICULTY_ORDER, col(CardRow.title_en))
+    return list(session.exec(stmt))
+
+
+def group_by_module(cards: list[CardRow]) -> list[Module]:
+    modules: dict[str, Module] = {}
+    topics: dict[tuple[str, str], Topic] = {}
+    for card in cards:
+        module = modules.setdefault(card.module_id, Module(card.module_id, card.module_zh, card.module_en, []))
+        key = (card.module_id, card.topic_id)
+        if key not in topics:
+            topics[key] = Topic(card.topic_id, card.topic_zh, card.topic_en, [])
+            module.topics.append(topics[key])
+        topics[key].cards.append(card)
+    return list(modules.values())
+
+
+def tag_counts(session: Session) -> list[tuple[str, int]]:
+    stmt = (
+        select(CardTag.tag, func.count())
+        .join(CardRow, col(CardRow.id) == col(CardTag.card_id))
+        .where(col(CardRow.retired_at).is_(None))
+        .group_by(col(CardTag.tag))
+        .order_by(func.count().desc(), col(CardTag.tag))
+    )
+    return [(tag, count) for tag, count in session.exec(stmt)]
+
+
+def difficulty_counts(cards: list[CardRow]) -> dict[str, int]:
+    counts = Counter(card.difficulty for card in cards)
+    return {d: counts.get(d, 0) for d in ("easy", "medium", "hard")}
+
+
+def get_card(session: Session, *, card_id: str) -> CardRow | None:
+    """The card with this id, retired or not (a retired card is still shown, flagged)."""
+    return session.get(CardRow, card_id)
+
+
+def cards_by_id(session: Session, *, ids: list[str]) -> list[CardRow]:
+    """Active cards among ids, in the order given (dangling ids are skipped)."""
+    found = {row.id: row for row in session.exec(_active().where(col(CardRow.id).in_(ids)))}
+    return [found[i] for i in ids if i in found]
+
+
+def backlinks(session: Session, *, card_id: str) -> list[CardRow]:
+    """Active cards whose `related` names this card."""
+    sources = select(CardLink.src_id).where(col(CardLink.dst_id) == card_id)
+    return list(session.exec(_active().where(col(CardRow.id).in_(sources)).order_by(col(CardRow.title_en))))
+
+
+def topic_neighbours(session: Session, *, card: CardRow) -> tuple[CardRow | None, CardRow | None]:
+    """The previous and next card in reading order within the card's topic."""
+    stmt = _active().where(col(CardRow.topic_id) == card.topic_id, col(CardRow.module_id) == card.module_id)
+    siblings = list(session.exec(stmt.order_by(_DIFFICULTY_ORDER, col(CardRow.title_en))))
+    ids = [c.id for c in siblings]
+    if card.id not in ids:
+        return None, None
+    i = ids.index(card.id)
+    return (siblings[i - 1] if i > 0 else None, siblings[i + 1] if i + 1 < len(siblings) else None)
+
+
+def graph_elements(session: Session) -> dict[str, list[dict[str, Any]]]:
+    """Cards as nodes inside topic group nodes, `related` links as edges (cytoscape's element format)."""
+    cards = list(session.exec(_active()))
+    ids = {c.id for c in cards}
+    nodes: list[dict[str, Any]] = []
+    for topic_key in sorted({(c.module_id, c.topic_id, c.topic_zh, c.topic_en) for c in cards}):
+        module_id, topic_id, zh, en = topic_key
+        nodes.append({"data": {"id": f"topic:{module_id}/{topic_id}", "zh": zh, "en": en, "kind": "topic"}})
+    for c in cards:
+        nodes.append(
+            {
+                "data": {
+                    "id": c.id,
+                    "zh": c.title_zh,
+                    "en": c.title_en,
+                    "kind": "card",
+                    "difficulty": c.difficulty,
+                    "parent": f"topic:{c.module_id}/{c.topic_id}",
+                    "href": f"/cards/{c.id}",
+                }
+            }
+        )
+    links = session.exec(select(CardLink).where(col(CardLink.src_id).in_(ids)))
+    edges = [
+        {"data": {"id": f"{link.src_id}->{link.dst_id}", "source": link.src_id, "target": link.dst_id}}
+        for link in links
+        if link.dst_id in ids
+    ]
+    return {"nodes": nodes, "edges": edges}
+
+
+def load_problems(session: Session) -> list[LoadProblem]:
+    return list(session.exec(select(LoadProblem).order_by(col(LoadProblem.path), col(LoadProblem.line))))
+
+
+def retired_cards(session: Session) -> list[CardRow]:
+    return list(session.exec(select(CardRow).where(col(CardRow.retired_at).is_not(None)).order_by(col(CardRow.id))))

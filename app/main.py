@@ -1,0 +1,38 @@
+"""create_app(settings) -> FastAPI: wiring only (database, card sync, static files, routers, errors)."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from fastapi import FastAPI
+
+from app.cards.index import sync_cards
+from app.cards.routes import router as cards_router
+from app.db import open_database
+from app.errors import install_error_handlers
+from app.settings import Settings
+from app.templating import static_files
+
+log = logging.getLogger(__name__)
+
+
+def create_app(settings: Settings | None = None) -> FastAPI:
+    settings = settings or Settings()
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        engine = open_database(settings.db_path)
+        report = sync_cards(engine, settings.cards_dir)
+        log.info("cards: %s", report.summary())
+        app.state.engine = engine
+        yield
+        engine.dispose()
+
+    app = FastAPI(title="DepthCards", lifespan=lifespan, docs_url="/api/docs", redoc_url=None, openapi_url="/api/openapi.json")
+    app.state.settings = settings
+    app.mount("/static", static_files(), name="static")
+    app.include_router(cards_router)
+    install_error_handlers(app)
+    return app

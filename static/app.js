@@ -1,0 +1,84 @@
+// DepthCards page behaviour: language toggle, KaTeX, keyboard shortcuts, knowledge graph.
+(function () {
+  "use strict";
+  var LANG_COOKIE = "depthcards_lang";
+  var MODES = ["zh", "both", "en"];
+
+  function setLang(mode) {
+    if (MODES.indexOf(mode) < 0) return;
+    document.documentElement.dataset.lang = mode;
+    document.cookie = LANG_COOKIE + "=" + mode + "; path=/; max-age=31536000; samesite=lax";
+    try { localStorage.setItem(LANG_COOKIE, mode); } catch (e) { /* private mode */ }
+    document.querySelectorAll("[data-lang-mode]").forEach(function (b) {
+      b.setAttribute("aria-pressed", String(b.dataset.langMode === mode));
+    });
+  }
+
+  function renderMath(root) {
+    if (!window.katex) return;
+    root.querySelectorAll(".math.inline, .math.display").forEach(function (el) {
+      if (el.dataset.rendered) return;
+      var display = el.classList.contains("display");
+      try {
+        window.katex.render(el.textContent, el, { displayMode: display, throwOnError: false, output: "htmlAndMathml" });
+        el.dataset.rendered = "1";
+      } catch (e) { el.classList.add("math-error"); el.title = String(e); }
+    });
+  }
+
+  function drawGraph(container) {
+    if (!window.cytoscape || !container) return;
+    fetch(container.dataset.src).then(function (r) { return r.json(); }).then(function (elements) {
+      var dark = window.matchMedia("(prefers-color-scheme: dark)").matches;
+      var lang = document.documentElement.dataset.lang === "zh" ? "zh" : "en";
+      var colors = { easy: dark ? "#69db7c" : "#2f9e44", medium: dark ? "#ffa94d" : "#e67700", hard: dark ? "#ff8787" : "#c92a2a" };
+      var cy = window.cytoscape({
+        container: container,
+        elements: elements.nodes.concat(elements.edges),
+        wheelSensitivity: 0.3,
+        style: [
+          { selector: "node", style: { label: "data(" + lang + ")", "font-size": 11, color: dark ? "#e4e7ef" : "#1d2230",
+            "text-wrap": "wrap", "text-max-width": 120, "text-valign": "bottom", "text-margin-y": 4 } },
+          { selector: "node[kind='card']", style: { "background-color": function (n) { return colors[n.data("difficulty")] || "#888"; },
+            width: 18, height: 18 } },
+          { selector: "node[kind='topic']", style: { "background-opacity": dark ? 0.12 : 0.06, "background-color": "#3b5bdb",
+            "border-color": "#3b5bdb", "border-width": 1, "text-valign": "top", "font-size": 14, "font-weight": "bold", shape: "round-rectangle", padding: 18 } },
+          { selector: "edge", style: { width: 1.2, "line-color": dark ? "#58607a" : "#b8bfd3", "target-arrow-shape": "triangle",
+            "target-arrow-color": dark ? "#58607a" : "#b8bfd3", "curve-style": "bezier", "arrow-scale": 0.8 } },
+          { selector: "node:selected", style: { "border-width": 3, "border-color": "#3b5bdb" } }
+        ],
+        layout: { name: "cose", animate: false, nodeRepulsion: function () { return 9000; }, idealEdgeLength: function () { return 90; }, randomize: false }
+      });
+      cy.on("tap", "node[kind='card']", function (evt) { window.location.href = evt.target.data("href"); });
+      container.dataset.ready = String(cy.nodes("[kind='card']").length);
+    });
+  }
+
+  function onKey(e) {
+    var t = e.target;
+    var typing = t && (t.tagName === "INPUT" || t.tagName === "TEXTAREA" || t.tagName === "SELECT" || t.isContentEditable);
+    if (typing || e.ctrlKey || e.metaKey || e.altKey) return;
+    if (e.key === "/") {
+      var q = document.getElementById("q");
+      if (q) { e.preventDefault(); q.focus(); q.select(); } else { window.location.href = "/"; }
+    } else if (e.key === "l" || e.key === "L") {
+      var cur = MODES.indexOf(document.documentElement.dataset.lang);
+      setLang(MODES[(cur + 1) % MODES.length]);
+    } else if (e.key === "ArrowLeft" || e.key === "ArrowRight") {
+      var card = document.getElementById("card");
+      var href = card && card.dataset[e.key === "ArrowLeft" ? "prev" : "next"];
+      if (href) window.location.href = href;
+    }
+  }
+
+  document.addEventListener("click", function (e) {
+    var b = e.target.closest && e.target.closest("[data-lang-mode]");
+    if (b) setLang(b.dataset.langMode);
+  });
+  document.addEventListener("keydown", onKey);
+  document.addEventListener("DOMContentLoaded", function () {
+    renderMath(document);
+    drawGraph(document.getElementById("graph"));
+  });
+  document.addEventListener("htmx:afterSwap", function (e) { renderMath(e.target); });
+})();
