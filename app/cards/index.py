@@ -12,7 +12,11 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
-from sqlalchemy import Engine, delete, text
+import json
+from typing import Any
+
+from sqlalchemy import Engine, delete, insert, text
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlmodel import Session, col, select
 
 from app.cards.deck import CardFile, check_names, iter_card_files
@@ -72,17 +76,17 @@ def sync_cards(engine: Engine, cards_dir: Path, *, now: datetime | None = None) 
         _check_links(session, fresh, keep, active_ids, report)
         report.problems.extend(check_names(card for _, card in fresh))
 
-        for file, card in fresh:
+        for _, card in fresh:
             existing = rows.get(card.id)
             (report.changed if existing is not None and existing.retired_at is None else report.added).append(card.id)
-            _write_card(session, file, card, existing, now)
+        _write_cards(session, fresh, now)
         for row in rows.values():
             if row.id not in active_ids and row.retired_at is None:
                 row.retired_at = now
                 session.add(row)
                 report.retired.append(row.id)
 
-        session.exec(delete(LoadProblem))  # type: ignore[call-overload]
+        session.execute(delete(LoadProblem))
         session.add_all(LoadProblem(path=p.path, line=p.line, message=p.message, found_at=now) for p in report.problems)
         session.commit()
 
@@ -124,8 +128,9 @@ def _check_links(
             report.problems.append(Problem(path, 1, f"related id '{link.dst_id}' does not exist"))
 
 
-def _write_card(session: Session, file: CardFile, card: Card, row: CardRow | None, now: datetime) -> None:
-    values = dict(
+def _card_values(file: CardFile, card: Card, now: datetime) -> dict[str, Any]:
+    return dict(
+        id=card.id,
         path=file.rel,
         content_hash=file.sha256,
         title_zh=card.title.zh,
@@ -144,19 +149,33 @@ def _write_card(session: Session, file: CardFile, card: Card, row: CardRow | Non
         indexed_at=now,
         retired_at=None,
     )
-    if row is None:
-        row = CardRow(id=card.id, **values)
-    else:
-        for key, value in values.items():
-            setattr(row, key, value)
-    session.add(row)
-    session.flush()
-    session.exec(delete(CardTag).where(col(CardTag.card_id) == card.id))  # type: ignore[call-overload]
-    session.exec(delete(CardLink).where(col(CardLink.src_id) == card.id))  # type: ignore[call-overload]
-    session.add_all(CardTag(card_id=card.id, tag=tag) for tag in card.tags)
-    session.add_all(CardLink(src_id=card.id, dst_id=dst) for dst in dict.fromkeys(card.related))
-    session.execute(text("DELETE FROM card_fts WHERE card_id = :id"), {"id": card.id})
-    texts = {lang: index_text(plain_text(card, lang)) for lang in LANGS}
-    session.execute(
-        text("INSERT INTO card_fts (card_id, zh, en) VALUES (:id, :zh, :en)"), {"id": card.id, **texts}
+
+
+def _write_cards(session: Session, fresh: list[tuple[CardFile, Card]], now: datetime) -> None:
+    """Upsert the new and changed cards and their tags, links and search text, in a few bulk statements."""
+    if not fresh:
+        return
+    values = [_card_values(file, card, now) for file, card in fresh]
+    ids = [v["id"] for v in values]
+    upsert = sqlite_insert(CardRow)
+    # An upsert, never delete-and-insert: other tables (review history) will hang on card ids.
+    upsert = upsert.on_conflict_do_update(
+        index_elements=["id"], set_={c: upsert.excluded[c] for c in values[0] if c != "id"}
     )
+    session.execute(upsert, values)
+    for chunk in _chunks(ids, 500):
+        session.execute(delete(CardTag).where(col(CardTag.card_id).in_(chunk)))
+        session.execute(delete(CardLink).where(col(CardLink.src_id).in_(chunk)))
+        session.execute(text("DELETE FROM card_fts WHERE card_id IN (SELECT value FROM json_each(:ids))"), {"ids": json.dumps(chunk)})
+    tags = [{"card_id": card.id, "tag": tag} for _, card in fresh for tag in dict.fromkeys(card.tags)]
+    links = [{"src_id": card.id, "dst_id": dst} for _, card in fresh for dst in dict.fromkeys(card.related)]
+    if tags:
+        session.execute(insert(CardTag), tags)
+    if links:
+        session.execute(insert(CardLink), links)
+    texts = [{"id": card.id, **{lang: index_text(plain_text(card, lang)) for lang in LANGS}} for _, card in fresh]
+    session.execute(text("INSERT INTO card_fts (card_id, zh, en) VALUES (:id, :zh, :en)"), texts)
+
+
+def _chunks(items: list[str], size: int) -> list[list[str]]:
+    return [items[i : i + size] for i in range(0, len(items), size)]

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 Lang = Literal["zh", "en"]
+Span = tuple[int, int]  # 0-based [start, end) lines of the card file
 LANGS: tuple[Lang, ...] = ("zh", "en")
 DIFFICULTIES = ("easy", "medium", "hard")
 
@@ -66,6 +67,7 @@ class Section:
     line: int
     shared: str
     text: Bilingual
+    spans: dict[str, Span] = field(default_factory=dict, compare=False, repr=False)  # shared / zh / en
 
 
 @dataclass(frozen=True)
@@ -74,6 +76,7 @@ class FollowUp:
     line: int
     question: Bilingual
     answer: Bilingual
+    spans: dict[str, Span] = field(default_factory=dict, compare=False, repr=False)  # q-zh, a-zh, q-en, a-en
 
 
 @dataclass(frozen=True)
@@ -100,3 +103,5 @@ class Card:
     followups: tuple[FollowUp, ...]
     examples: tuple[CodeExample, ...] = field(default=())
     field_lines: dict[str, int] = field(default_factory=dict, compare=False)
+    # The markdown-it tokens of the whole file, so rendering needs no second parse.
+    tokens: tuple[Any, ...] = field(default=(), compare=False, repr=False)

@@ -104,10 +104,21 @@ def backlinks(session: Session, *, card_id: str) -> list[CardRow]:
     return list(session.exec(_active().where(col(CardRow.id).in_(sources)).order_by(col(CardRow.title_en))))
 
 
-def topic_neighbours(session: Session, *, card: CardRow) -> tuple[CardRow | None, CardRow | None]:
-    """The previous and next card in reading order within the card's topic."""
-    stmt = _active().where(col(CardRow.topic_id) == card.topic_id, col(CardRow.module_id) == card.module_id)
-    siblings = list(session.exec(stmt.order_by(_DIFFICULTY_ORDER, col(CardRow.title_en))))
+@dataclass(frozen=True)
+class CardTitle:
+    id: str
+    title_zh: str
+    title_en: str
+
+
+def topic_neighbours(session: Session, *, card: CardRow) -> tuple[CardTitle | None, CardTitle | None]:
+    """The previous and next card in reading order within the card's topic (titles only: no bodies loaded)."""
+    stmt = (
+        select(CardRow.id, CardRow.title_zh, CardRow.title_en)
+        .where(col(CardRow.retired_at).is_(None), col(CardRow.topic_id) == card.topic_id, col(CardRow.module_id) == card.module_id)
+        .order_by(_DIFFICULTY_ORDER, col(CardRow.title_en))
+    )
+    siblings = [CardTitle(*row) for row in session.exec(stmt)]
     ids = [c.id for c in siblings]
     if card.id not in ids:
         return None, None
