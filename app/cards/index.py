@@ -12,10 +12,15 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
+import dataclasses
 import json
+import multiprocessing
+import os
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
-from sqlalchemy import Engine, delete, insert, text
+from sqlalchemy import Engine, delete, insert, text, update
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlmodel import Session, col, select
 
@@ -44,6 +49,56 @@ class SyncReport:
         )
 
 
+@dataclass(frozen=True)
+class _Indexed:
+    id: str
+    path: str
+    content_hash: str
+    retired_at: datetime | None
+
+
+@dataclass(frozen=True)
+class _Compiled:
+    """A card file parsed, validated and rendered (card is None when it has problems)."""
+
+    file: CardFile
+    card: Card | None
+    rendered: dict[str, Any] | None
+    problems: list[Problem]
+
+    @property
+    def card_id(self) -> str:
+        assert self.card is not None
+        return self.card.id
+
+
+def _compile(file: CardFile) -> _Compiled:
+    card, problems = parse_card(file.text, file.rel)
+    if card is None:
+        return _Compiled(file, None, None, problems)
+    rendered = render_card(card)
+    # Tokens served their purpose (one parse for validation and rendering); don't ship them around.
+    return _Compiled(file, dataclasses.replace(card, tokens=()), rendered, problems)
+
+
+# Below this many files, a process pool's start-up costs more than it saves.
+PARALLEL_THRESHOLD = 300
+
+
+def compile_files(files: list[CardFile]) -> list[_Compiled]:
+    """Parse and render files, on every core when there are many (markdown-it is pure Python)."""
+    workers = min(os.cpu_count() or 1, 8)
+    if len(files) < PARALLEL_THRESHOLD or workers < 2:
+        return [_compile(file) for file in files]
+    # spawn, not fork: the server process has threads, and forking those is unsafe.
+    try:
+        with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn")) as pool:
+            return list(pool.map(_compile, files, chunksize=max(1, len(files) // (workers * 4))))
+    except BrokenProcessPool:  # e.g. a __main__ that a spawned worker cannot re-import: stay correct, go serial
+        log.warning("parallel card compile unavailable; compiling %d files in one process", len(files))
+        return [_compile(file) for file in files]
+
+
 def sync_cards(engine: Engine, cards_dir: Path, *, now: datetime | None = None) -> SyncReport:
     """Index cards_dir into the database in one transaction and record the problems found."""
     now = now or datetime.now(UTC)
@@ -53,38 +108,44 @@ def sync_cards(engine: Engine, cards_dir: Path, *, now: datetime | None = None) 
         report.problems.append(Problem(str(cards_dir), 0, "cards directory does not exist"))
 
     with Session(engine) as session:
-        rows = {row.id: row for row in session.exec(select(CardRow))}
+        # Only the bookkeeping columns: a restart must not decode every card's rendered body.
+        rows = {
+            row[0]: _Indexed(*row)
+            for row in session.exec(select(CardRow.id, CardRow.path, CardRow.content_hash, CardRow.retired_at))
+        }
         by_path = {row.path: row for row in rows.values() if row.retired_at is None}
 
         keep: set[str] = set()  # ids that stay active
-        parsed: list[tuple[CardFile, Card]] = []
+        to_compile: list[CardFile] = []
         for file in files:
             row = by_path.get(file.rel)
             if row is not None and row.content_hash == file.sha256:
                 keep.add(row.id)
                 report.unchanged += 1
-                continue
-            card, problems = parse_card(file.text, file.rel)
-            report.problems.extend(problems)
-            if card is not None:
-                parsed.append((file, card))
-            elif row is not None:
+            else:
+                to_compile.append(file)
+        parsed: list[_Compiled] = []
+        for compiled in compile_files(to_compile):
+            report.problems.extend(compiled.problems)
+            if compiled.card is not None:
+                parsed.append(compiled)
+            elif (row := by_path.get(compiled.file.rel)) is not None:
                 keep.add(row.id)  # broken edit: keep serving the last good version
 
         fresh = _drop_duplicates(parsed, keep, rows, report)
-        active_ids = keep | {card.id for _, card in fresh}
-        _check_links(session, fresh, keep, active_ids, report)
-        report.problems.extend(check_names(card for _, card in fresh))
+        fresh_cards = [c.card for c in fresh if c.card is not None]
+        active_ids = keep | {card.id for card in fresh_cards}
+        _check_links(session, fresh_cards, keep, active_ids, report)
+        report.problems.extend(check_names(fresh_cards))
 
-        for _, card in fresh:
-            existing = rows.get(card.id)
-            (report.changed if existing is not None and existing.retired_at is None else report.added).append(card.id)
+        for compiled in fresh:
+            existing = rows.get(compiled.card_id)
+            (report.changed if existing is not None and existing.retired_at is None else report.added).append(compiled.card_id)
         _write_cards(session, fresh, now)
-        for row in rows.values():
-            if row.id not in active_ids and row.retired_at is None:
-                row.retired_at = now
-                session.add(row)
-                report.retired.append(row.id)
+        retire = sorted(row.id for row in rows.values() if row.id not in active_ids and row.retired_at is None)
+        for chunk in _chunks(retire, 500):
+            session.execute(update(CardRow).where(col(CardRow.id).in_(chunk)).values(retired_at=now))
+        report.retired.extend(retire)
 
         session.execute(delete(LoadProblem))
         session.add_all(LoadProblem(path=p.path, line=p.line, message=p.message, found_at=now) for p in report.problems)
@@ -96,24 +157,26 @@ def sync_cards(engine: Engine, cards_dir: Path, *, now: datetime | None = None) 
 
 
 def _drop_duplicates(
-    parsed: list[tuple[CardFile, Card]], keep: set[str], rows: dict[str, CardRow], report: SyncReport
-) -> list[tuple[CardFile, Card]]:
+    parsed: list[_Compiled], keep: set[str], rows: dict[str, _Indexed], report: SyncReport
+) -> list[_Compiled]:
     owner = {card_id: rows[card_id].path for card_id in keep}
     fresh = []
-    for file, card in parsed:
-        if card.id in owner and owner[card.id] != file.rel:
+    for compiled in parsed:
+        card = compiled.card
+        assert card is not None
+        if card.id in owner and owner[card.id] != compiled.file.rel:
             line = card.field_lines.get("id", 1)
-            report.problems.append(Problem(file.rel, line, f"duplicate id '{card.id}' (also used by {owner[card.id]})"))
+            report.problems.append(Problem(compiled.file.rel, line, f"duplicate id '{card.id}' (also used by {owner[card.id]})"))
             continue
-        owner[card.id] = file.rel
-        fresh.append((file, card))
+        owner[card.id] = compiled.file.rel
+        fresh.append(compiled)
     return fresh
 
 
 def _check_links(
-    session: Session, fresh: list[tuple[CardFile, Card]], keep: set[str], active_ids: set[str], report: SyncReport
+    session: Session, fresh: list[Card], keep: set[str], active_ids: set[str], report: SyncReport
 ) -> None:
-    for _, card in fresh:
+    for card in fresh:
         line = card.field_lines.get("related", 1)
         for target in card.related:
             if target == card.id:
@@ -121,14 +184,16 @@ def _check_links(
             elif target not in active_ids:
                 report.problems.append(Problem(card.path, line, f"related id '{target}' does not exist"))
     # An unchanged card may point at a card that has just gone away.
-    fresh_ids = {card.id for _, card in fresh}
+    fresh_ids = {card.id for card in fresh}
     stale = session.exec(select(CardLink, CardRow.path).join(CardRow, col(CardRow.id) == col(CardLink.src_id)))
     for link, path in stale:
         if link.src_id in keep and link.src_id not in fresh_ids and link.dst_id not in active_ids:
             report.problems.append(Problem(path, 1, f"related id '{link.dst_id}' does not exist"))
 
 
-def _card_values(file: CardFile, card: Card, now: datetime) -> dict[str, Any]:
+def _card_values(compiled: _Compiled, now: datetime) -> dict[str, Any]:
+    file, card = compiled.file, compiled.card
+    assert card is not None
     return dict(
         id=card.id,
         path=file.rel,
@@ -145,17 +210,18 @@ def _card_values(file: CardFile, card: Card, now: datetime) -> dict[str, Any]:
         tags=list(card.tags),
         related=list(card.related),
         followup_keys=[f.key for f in card.followups],
-        rendered=render_card(card),
+        rendered=compiled.rendered,
         indexed_at=now,
         retired_at=None,
     )
 
 
-def _write_cards(session: Session, fresh: list[tuple[CardFile, Card]], now: datetime) -> None:
+def _write_cards(session: Session, fresh: list[_Compiled], now: datetime) -> None:
     """Upsert the new and changed cards and their tags, links and search text, in a few bulk statements."""
     if not fresh:
         return
-    values = [_card_values(file, card, now) for file, card in fresh]
+    values = [_card_values(compiled, now) for compiled in fresh]
+    cards = [compiled.card for compiled in fresh if compiled.card is not None]
     ids = [v["id"] for v in values]
     upsert = sqlite_insert(CardRow)
     # An upsert, never delete-and-insert: other tables (review history) will hang on card ids.
@@ -167,13 +233,13 @@ def _write_cards(session: Session, fresh: list[tuple[CardFile, Card]], now: date
         session.execute(delete(CardTag).where(col(CardTag.card_id).in_(chunk)))
         session.execute(delete(CardLink).where(col(CardLink.src_id).in_(chunk)))
         session.execute(text("DELETE FROM card_fts WHERE card_id IN (SELECT value FROM json_each(:ids))"), {"ids": json.dumps(chunk)})
-    tags = [{"card_id": card.id, "tag": tag} for _, card in fresh for tag in dict.fromkeys(card.tags)]
-    links = [{"src_id": card.id, "dst_id": dst} for _, card in fresh for dst in dict.fromkeys(card.related)]
+    tags = [{"card_id": card.id, "tag": tag} for card in cards for tag in dict.fromkeys(card.tags)]
+    links = [{"src_id": card.id, "dst_id": dst} for card in cards for dst in dict.fromkeys(card.related)]
     if tags:
         session.execute(insert(CardTag), tags)
     if links:
         session.execute(insert(CardLink), links)
-    texts = [{"id": card.id, **{lang: index_text(plain_text(card, lang)) for lang in LANGS}} for _, card in fresh]
+    texts = [{"id": card.id, **{lang: index_text(plain_text(card, lang)) for lang in LANGS}} for card in cards]
     session.execute(text("INSERT INTO card_fts (card_id, zh, en) VALUES (:id, :zh, :en)"), texts)
 
 

@@ -92,23 +92,31 @@ def get_card(session: Session, *, card_id: str) -> CardRow | None:
     return session.get(CardRow, card_id)
 
 
-def cards_by_id(session: Session, *, ids: list[str]) -> list[CardRow]:
-    """Active cards among ids, in the order given (dangling ids are skipped)."""
-    found = {row.id: row for row in session.exec(_active().where(col(CardRow.id).in_(ids)))}
-    return [found[i] for i in ids if i in found]
-
-
-def backlinks(session: Session, *, card_id: str) -> list[CardRow]:
-    """Active cards whose `related` names this card."""
-    sources = select(CardLink.src_id).where(col(CardLink.dst_id) == card_id)
-    return list(session.exec(_active().where(col(CardRow.id).in_(sources)).order_by(col(CardRow.title_en))))
-
-
 @dataclass(frozen=True)
 class CardTitle:
     id: str
     title_zh: str
     title_en: str
+
+
+def cards_by_id(session: Session, *, ids: list[str]) -> list[CardTitle]:
+    """Titles of the active cards among ids, in the order given (dangling ids are skipped)."""
+    stmt = select(CardRow.id, CardRow.title_zh, CardRow.title_en).where(
+        col(CardRow.retired_at).is_(None), col(CardRow.id).in_(ids)
+    )
+    found = {row[0]: CardTitle(*row) for row in session.exec(stmt)}
+    return [found[i] for i in ids if i in found]
+
+
+def backlinks(session: Session, *, card_id: str) -> list[CardTitle]:
+    """Titles of the active cards whose `related` names this card."""
+    stmt = (
+        select(CardRow.id, CardRow.title_zh, CardRow.title_en)
+        .join(CardLink, col(CardLink.src_id) == col(CardRow.id))
+        .where(col(CardLink.dst_id) == card_id, col(CardRow.retired_at).is_(None))
+        .order_by(col(CardRow.title_en))
+    )
+    return [CardTitle(*row) for row in session.exec(stmt)]
 
 
 def topic_neighbours(session: Session, *, card: CardRow) -> tuple[CardTitle | None, CardTitle | None]:
