@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -60,10 +61,12 @@ def reload(data_dir: DataDir = None, cards_dir: CardsDir = None) -> None:
     """Re-index the cards folder into the database now (a running server picks it up on its next request)."""
     from app.db import open_database
     from app.cards.index import sync_cards
+    from app.review.items import sync_items
 
     settings = _settings(cards_dir=cards_dir, data_dir=data_dir)
     engine = open_database(settings.db_path)
     report = sync_cards(engine, settings.cards_dir)
+    sync_items(engine, now=datetime.now(UTC))
     for problem in report.problems:
         typer.echo(str(problem), err=True)
     typer.echo(report.summary())

@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import logging
 from collections.abc import AsyncIterator
+from datetime import UTC, datetime
 from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
 
 from app.cards.index import sync_cards
+from app.review.items import sync_items
+from app.review.routes import router as review_router
 from app.cards.routes import router as cards_router
 from app.db import open_database
-from app.errors import install_error_handlers
+from app.error_pages import install_error_handlers
 from app.settings import Settings
 from app.templating import static_files
 
@@ -25,6 +28,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         engine = open_database(settings.db_path)
         report = sync_cards(engine, settings.cards_dir)
+        sync_items(engine, now=datetime.now(UTC))
         log.info("cards: %s", report.summary())
         app.state.engine = engine
         yield
@@ -34,5 +38,6 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.settings = settings
     app.mount("/static", static_files(), name="static")
     app.include_router(cards_router)
+    app.include_router(review_router)
     install_error_handlers(app)
     return app

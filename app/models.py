@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import JSON, Column
+from sqlalchemy import JSON, Column, Index
 from sqlmodel import Field, SQLModel
 
 
@@ -60,3 +60,99 @@ class LoadProblem(SQLModel, table=True):
     line: int
     message: str
     found_at: datetime
+
+
+# Study ####################################################################
+# Per user from the start: local mode has one user (id 1) and no login.
+
+LOCAL_USER_ID = 1
+
+
+class User(SQLModel, table=True):
+    __tablename__ = "user"
+
+    id: int | None = Field(default=None, primary_key=True)
+    name: str = Field(unique=True)
+    created_at: datetime
+
+
+class StudySettings(SQLModel, table=True):
+    __tablename__ = "study_settings"
+
+    user_id: int = Field(primary_key=True, foreign_key="user.id", ondelete="CASCADE")
+    desired_retention: float = 0.90
+    new_per_day: int = 20
+    max_reviews_per_day: int = 200
+    learning_steps: list[int] = Field(default_factory=lambda: [60, 600], sa_column=Column(JSON, nullable=False))
+    relearning_steps: list[int] = Field(default_factory=lambda: [600], sa_column=Column(JSON, nullable=False))
+    day_rollover_hour: int = 4
+    timezone: str = "UTC"
+    fuzz: bool = True
+    fsrs_parameters: list[float] | None = Field(default=None, sa_column=Column(JSON, nullable=True))
+
+
+class ReviewItem(SQLModel, table=True):
+    """One schedulable unit: a card's core question or one of its follow-ups (the same item in zh and en)."""
+
+    __tablename__ = "review_item"
+
+    id: str = Field(primary_key=True)  # "<card id>" or "<card id>#<follow-up key>": stable across rewording
+    card_id: str = Field(foreign_key="card.id", index=True)
+    followup_key: str | None = None
+    position: int = 0  # order within the card: core first, then follow-ups
+    retired_at: datetime | None = Field(default=None, index=True)
+
+
+class ItemState(SQLModel, table=True):
+    """A user's scheduling state for one item: the fsrs card (versioned JSON) plus columns to query on."""
+
+    __tablename__ = "item_state"
+    # The due queue filters by user and orders by due: one index serves it.
+    __table_args__ = (Index("ix_item_state_user_due", "user_id", "due"),)
+
+    user_id: int = Field(primary_key=True, foreign_key="user.id", ondelete="CASCADE")
+    item_id: str = Field(primary_key=True, foreign_key="review_item.id", index=True)
+    schema_version: int = 1
+    fsrs_card: dict[str, Any] = Field(sa_column=Column(JSON, nullable=False))
+    due: datetime = Field(index=True)
+    stability: float | None = None
+    difficulty: float | None = None
+    state: int = 0  # 0 new, then fsrs.State: 1 learning, 2 review, 3 relearning
+    reps: int = 0
+    lapses: int = 0
+    first_reviewed_at: datetime | None = None
+    last_reviewed_at: datetime | None = None
+    buried_until: datetime | None = None
+    suspended: bool = False
+
+
+class ReviewLog(SQLModel, table=True):
+    """One answer. Never deleted: an undone answer is marked, so history is never lost."""
+
+    __tablename__ = "review_log"
+
+    id: int | None = Field(default=None, primary_key=True)
+    user_id: int = Field(foreign_key="user.id", index=True, ondelete="CASCADE")
+    item_id: str = Field(foreign_key="review_item.id", index=True)
+    rating: int
+    reviewed_at: datetime = Field(index=True)
+    duration_ms: int | None = None
+    state_before: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON, nullable=True))
+    state_after: dict[str, Any] = Field(sa_column=Column(JSON, nullable=False))
+    study_session: str = Field(index=True)
+    token: str = Field(unique=True)
+    undone_at: datetime | None = None
+
+
+class ShownItem(SQLModel, table=True):
+    """An item as shown, with its token and the four candidate next states computed when shown."""
+
+    __tablename__ = "shown_item"
+
+    token: str = Field(primary_key=True)
+    user_id: int = Field(foreign_key="user.id", ondelete="CASCADE")
+    item_id: str = Field(foreign_key="review_item.id")
+    shown_at: datetime
+    reps_when_shown: int  # the item's reps then: a mismatch at answer time means someone answered first
+    candidates: dict[str, Any] = Field(sa_column=Column(JSON, nullable=False))
+    answered_log_id: int | None = None

@@ -54,10 +54,71 @@
     });
   }
 
+  // Review page ///////////////////////////////////////////////////////////
+  var shownAt = Date.now();
+
+  function reviewer() { return document.getElementById("reviewer"); }
+
+  function reveal() {
+    var r = reviewer();
+    if (!r) return false;
+    var card = r.querySelector(".review-card");
+    if (!card || card.dataset.revealed === "true") return false;
+    card.dataset.revealed = "true";
+    r.querySelector(".back").hidden = false;
+    r.querySelector(".grades").hidden = false;
+    var button = r.querySelector("[data-reveal]");
+    if (button) button.hidden = true;
+    var good = r.querySelector(".grade-3");
+    if (good) good.focus({ preventScroll: true });
+    return true;
+  }
+
+  function grade(rating) {
+    var r = reviewer();
+    var card = r && r.querySelector(".review-card");
+    if (!card || card.dataset.revealed !== "true") return;
+    var button = r.querySelector('.grades [data-rating="' + rating + '"]');
+    if (button) button.click();
+  }
+
+  function submitAction(name) {
+    var form = document.querySelector('#reviewer form[data-action="' + name + '"]');
+    if (form) { var b = form.querySelector("button"); if (b && !b.disabled) form.requestSubmit(b); }
+  }
+
+  function toggleHelp() {
+    var help = document.getElementById("help");
+    if (!help) return;
+    if (help.open) help.close(); else help.showModal();
+  }
+
+  function onReviewKey(e) {
+    if (!reviewer()) return false;
+    if ((e.ctrlKey || e.metaKey) && (e.key === "z" || e.key === "Z")) { submitAction("undo"); return true; }
+    if (e.ctrlKey || e.metaKey || e.altKey) return false;
+    var card = reviewer().querySelector(".review-card");
+    var revealed = card && card.dataset.revealed === "true";
+    switch (e.key) {
+      case " ": case "Enter":
+        if (e.target && e.target.tagName === "BUTTON" && e.key === "Enter") return false;  // let a focused button act
+        if (!reveal() && revealed) grade(3);
+        return true;
+      case "1": case "2": case "3": case "4": grade(e.key); return true;
+      case "u": case "U": submitAction("undo"); return true;
+      case "-": submitAction("bury"); return true;
+      case "@": submitAction("suspend"); return true;
+      case "?": toggleHelp(); return true;
+    }
+    return false;
+  }
+
   function onKey(e) {
     var t = e.target;
     var typing = t && (t.tagName === "INPUT" || t.tagName === "TEXTAREA" || t.tagName === "SELECT" || t.isContentEditable);
-    if (typing || e.ctrlKey || e.metaKey || e.altKey) return;
+    if (typing) return;
+    if (onReviewKey(e)) { e.preventDefault(); return; }
+    if (e.ctrlKey || e.metaKey || e.altKey) return;
     if (e.key === "/") {
       var q = document.getElementById("q");
       if (q) { e.preventDefault(); q.focus(); q.select(); } else { window.location.href = "/"; }
@@ -74,11 +135,33 @@
   document.addEventListener("click", function (e) {
     var b = e.target.closest && e.target.closest("[data-lang-mode]");
     if (b) setLang(b.dataset.langMode);
+    if (e.target.closest && e.target.closest("[data-reveal]")) reveal();
+    if (e.target.closest && e.target.closest("[data-help]")) toggleHelp();
+  });
+  // Time spent on an item goes with its answer (review log duration).
+  document.addEventListener("htmx:configRequest", function (e) {
+    if (e.detail.path === "/review/answer") e.detail.parameters.duration_ms = String(Date.now() - shownAt);
+  });
+  document.addEventListener("htmx:responseError", function (e) {
+    var flash = document.getElementById("flash");
+    if (!flash) return;
+    var text = e.detail.xhr.responseText || "";
+    var doc = new DOMParser().parseFromString(text, "text/html");
+    var message = doc.querySelector(".message");
+    flash.textContent = (message ? message.textContent : text).trim() || ("Error " + e.detail.xhr.status);
+    flash.hidden = false;
   });
   document.addEventListener("keydown", onKey);
   document.addEventListener("DOMContentLoaded", function () {
     renderMath(document);
     drawGraph(document.getElementById("graph"));
   });
-  document.addEventListener("htmx:afterSwap", function (e) { renderMath(e.target); });
+  document.addEventListener("htmx:afterSwap", function (e) {
+    renderMath(e.target);
+    if (e.target.id === "reviewer" || (e.target.querySelector && e.target.querySelector("#reviewer"))) {
+      shownAt = Date.now();
+      var flash = document.getElementById("flash");
+      if (flash) flash.hidden = true;
+    }
+  });
 })();
