@@ -24,8 +24,8 @@ def test_read_a_card(page: Page, artifacts: Path) -> None:
     assert "$$" not in body_text and "\\frac" not in body_text
 
     # Switch to English only, then Chinese only; the choice survives a reload.
-    zh_answer = page.locator("#answer .l-zh")
-    en_answer = page.locator("#answer .l-en")
+    zh_answer = page.locator("#answer .bi > .l-zh")
+    en_answer = page.locator("#answer .bi > .l-en")
     page.get_by_role("button", name="EN", exact=True).click()
     expect(zh_answer).to_be_hidden()
     expect(en_answer).to_be_visible()
