@@ -157,3 +157,36 @@ def test_suspend_hides_until_unsuspended(session: Session) -> None:
     assert counts(session, user_id=U, deck=Deck(), settings=settings, now=later).new == before.new - 1
     service.set_suspended(session, user_id=U, item_id=first_id, suspended=False, now=T0)
     assert counts(session, user_id=U, deck=Deck(), settings=settings, now=later).new == before.new
+
+
+def test_two_tabs_answering_at_once_apply_exactly_one(engine: Engine) -> None:
+    """Real concurrency on a real SQLite file (WAL + busy timeout): many racing answers, one wins per item state."""
+    import threading
+
+    with Session(engine) as session:
+        settings = settings_of(session)
+        item_id = show_first(session).item.id
+        tokens = [service.show(session, user_id=U, item_id=item_id, settings=settings, now=T0).token for _ in range(8)]
+    outcomes: list[str] = []
+    barrier = threading.Barrier(len(tokens))
+
+    def tab(token: str, rating: int) -> None:
+        with Session(engine) as own:
+            barrier.wait()
+            try:
+                service.answer(own, user_id=U, item_id=item_id, token=token, rating=rating,
+                               duration_ms=10, study_session=f"tab-{token[:4]}", now=T0)
+                outcomes.append("applied")
+            except Conflict:
+                outcomes.append("conflict")
+
+    threads = [threading.Thread(target=tab, args=(t, 1 + i % 4)) for i, t in enumerate(tokens)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=30)
+    assert sorted(outcomes) == ["applied"] + ["conflict"] * (len(tokens) - 1)
+    with Session(engine) as check:
+        [log] = check.exec(select(ReviewLog)).all()
+        state = check.get(ItemState, (U, item_id))
+        assert state is not None and state.reps == 1 and state.fsrs_card == log.state_after["fsrs_card"]
