@@ -37,18 +37,27 @@
         elements: elements.nodes.concat(elements.edges),
         wheelSensitivity: 0.3,
         style: [
-          { selector: "node", style: { label: "data(" + lang + ")", "font-size": 11, color: dark ? "#e4e7ef" : "#1d2230",
-            "text-wrap": "wrap", "text-max-width": 120, "text-valign": "bottom", "text-margin-y": 4 } },
+          { selector: "node", style: { label: "data(" + lang + ")", "font-size": 12, color: dark ? "#e4e7ef" : "#1d2230",
+            "text-wrap": "wrap", "text-max-width": 110, "text-valign": "bottom", "text-margin-y": 3, "min-zoomed-font-size": 7 } },
           { selector: "node[kind='card']", style: { "background-color": function (n) { return colors[n.data("difficulty")] || "#888"; },
-            width: 18, height: 18 } },
+            width: 14, height: 14 } },
           { selector: "node[kind='topic']", style: { "background-opacity": dark ? 0.12 : 0.06, "background-color": "#3b5bdb",
-            "border-color": "#3b5bdb", "border-width": 1, "text-valign": "top", "font-size": 14, "font-weight": "bold", shape: "round-rectangle", padding: 18 } },
-          { selector: "edge", style: { width: 1.2, "line-color": dark ? "#58607a" : "#b8bfd3", "target-arrow-shape": "triangle",
-            "target-arrow-color": dark ? "#58607a" : "#b8bfd3", "curve-style": "bezier", "arrow-scale": 0.8 } },
-          { selector: "node:selected", style: { "border-width": 3, "border-color": "#3b5bdb" } }
+            "border-color": "#3b5bdb", "border-width": 1, "text-valign": "top", "font-size": 13, "font-weight": "bold", shape: "round-rectangle", padding: 24 } },
+          { selector: "edge", style: { width: 1, "line-color": dark ? "#58607a" : "#b8bfd3", "target-arrow-shape": "triangle",
+            "target-arrow-color": dark ? "#58607a" : "#b8bfd3", "curve-style": "bezier", "arrow-scale": 0.7, opacity: 0.8 } },
+          { selector: "node:selected, node.hover", style: { "border-width": 3, "border-color": "#3b5bdb", "z-index": 10 } },
+          { selector: "edge.hover", style: { "line-color": "#3b5bdb", "target-arrow-color": "#3b5bdb", width: 2, opacity: 1 } }
         ],
-        layout: { name: "cose", animate: false, nodeRepulsion: function () { return 9000; }, idealEdgeLength: function () { return 90; }, randomize: false }
+        // Labels are part of a node's size, so titles do not pile on top of each other.
+        layout: { name: "cose", animate: false, nodeDimensionsIncludeLabels: true, idealEdgeLength: function () { return 140; },
+          nodeRepulsion: function () { return 1200000; }, nestingFactor: 0.9, gravity: 0.3, numIter: 2500, padding: 24 },
+        minZoom: 0.2, maxZoom: 2.5
       });
+      // Fit, but never blow a small graph up to giant labels.
+      cy.fit(undefined, 24);
+      if (cy.zoom() > 1.1) { cy.zoom(1.1); cy.center(); }
+      cy.on("mouseover", "node[kind='card']", function (evt) { evt.target.addClass("hover"); evt.target.connectedEdges().addClass("hover"); });
+      cy.on("mouseout", "node[kind='card']", function (evt) { evt.target.removeClass("hover"); evt.target.connectedEdges().removeClass("hover"); });
       cy.on("tap", "node[kind='card']", function (evt) { window.location.href = evt.target.data("href"); });
       container.dataset.ready = String(cy.nodes("[kind='card']").length);
     });
