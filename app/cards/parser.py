@@ -73,6 +73,7 @@ def parse_card(text: str, path: str) -> tuple[Card | None, list[Problem]]:
     header = _read_front_matter(meta, key_lines, out)
 
     sections, followups = _read_body(tokens, lines, out)
+    _check_shared_is_language_neutral(tokens, sections, out)
     examples = _read_code_examples(tokens, out)
     _check_math(tokens, out)
 
@@ -400,6 +401,28 @@ def _read_code_examples(tokens: list[Token], out: _Collector) -> list[CodeExampl
             expect_line = int(attrs["line"])
         examples.append(CodeExample(code=token.content, expect=expect, line=fence_line + 1, expect_line=expect_line))
     return examples
+
+
+def _check_shared_is_language_neutral(tokens: list[Token], sections: dict[str, Section], out: _Collector) -> None:
+    """What comes before `### zh` is shown in both languages, so it may hold math, code and tables, not prose."""
+    for section in sections.values():
+        start, end = section.spans.get("shared", (0, 0))
+        for i, token in enumerate(tokens):
+            if token.type != "inline" or token.map is None or not start <= token.map[0] < end:
+                continue
+            if tokens[i - 1].type != "paragraph_open" or token.level != 1:
+                continue  # headings, table cells and list items may be labels
+            words = "".join(child.content for child in token.children or [] if child.type == "text")
+            if _PROSE.search(words):
+                out.add(
+                    token.map[0] + 1,
+                    f"prose in the shared part of '## {SECTIONS[section.key]}': write it in the '### zh' and '### en' blocks "
+                    "(only math, code and tables are shown in both languages)",
+                )
+                break
+
+
+_PROSE = re.compile(r"[^\W\d_]{2,}")  # a word of two or more letters, in any script
 
 
 def _check_math(tokens: list[Token], out: _Collector) -> None:

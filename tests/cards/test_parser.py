@@ -54,6 +54,7 @@ BAD_CARDS = [
     ("### why-raise", "### Why Raise", "67: follow-up key 'Why Raise' is not a slug"),
     ("其中 $J$ 是", "其中 $J 是", "44: unbalanced math delimiter '$' (close it, or escape a literal dollar as \\$)"),
     ("$$\n\\frac{\\partial L}{\\partial x} = v^\\top J\n$$", "$$\n\\frac{\\partial L}{\\partial x}", "39: unbalanced math delimiter '$' (close it, or escape a literal dollar as \\$)"),
+    ("$$\n\\frac{\\partial L}{\\partial x} = v^\\top J\n$$", "$$\nJ\n$$\n\nHere J is the Jacobian.", "43: prose in the shared part of '## Math': write it in the '### zh' and '### en' blocks (only math, code and tables are shown in both languages)"),
     ("python expect=inplace_version_error line=4", "python", "85: python block has no expect= claim (one of: ok, inplace_version_error, leaf_inplace_error, view_inplace_error, memory_overlap_error, runtime_error)"),
     ("expect=inplace_version_error line=4", "expect=explodes", "85: unknown expect=explodes (expected one of: ok, inplace_version_error, leaf_inplace_error, view_inplace_error, memory_overlap_error, runtime_error)"),
     ("expect=inplace_version_error line=4", "expect=inplace_version_error line=9", "85: line=9 is not a line of this 4-line block"),
