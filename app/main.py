@@ -8,9 +8,11 @@ from datetime import UTC, datetime
 from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
+from sqlmodel import Session
 
 from app.cards.index import sync_cards
 from app.review.items import sync_items
+from app.review.service import prune_shown
 from app.review.routes import router as review_router
 from app.cards.routes import router as cards_router
 from app.db import open_database
@@ -28,7 +30,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         engine = open_database(settings.db_path)
         report = sync_cards(engine, settings.cards_dir)
-        sync_items(engine, now=datetime.now(UTC))
+        now = datetime.now(UTC)
+        sync_items(engine, now=now)
+        with Session(engine) as session:
+            prune_shown(session, now=now)
         log.info("cards: %s", report.summary())
         app.state.engine = engine
         yield

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import secrets
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from sqlalchemy import delete, update
@@ -90,6 +90,17 @@ def show(session: Session, *, user_id: int, item_id: str, settings: StudySetting
     session.commit()
     intervals = {r: scheduler.interval_label(scheduler.columns(c)["due"], now) for r, c in candidates.items()}
     return Shown(item=item, token=token, intervals=intervals, state=state)
+
+
+# Answered tokens only matter for replaying a retried request; unanswered ones for a tab left open.
+SHOWN_RETENTION = timedelta(days=2)
+
+
+def prune_shown(session: Session, *, now: datetime) -> int:
+    """Forget tokens older than SHOWN_RETENTION (an answer with one gets a 409 and the page reloads)."""
+    result = session.execute(delete(ShownItem).where(col(ShownItem.shown_at) < now - SHOWN_RETENTION))
+    session.commit()
+    return int(result.rowcount or 0)  # type: ignore[attr-defined]
 
 
 def show_next(session: Session, *, user_id: int, deck: Deck, settings: StudySettings, now: datetime) -> Shown | None:

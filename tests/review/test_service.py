@@ -190,3 +190,11 @@ def test_two_tabs_answering_at_once_apply_exactly_one(engine: Engine) -> None:
         [log] = check.exec(select(ReviewLog)).all()
         state = check.get(ItemState, (U, item_id))
         assert state is not None and state.reps == 1 and state.fsrs_card == log.state_after["fsrs_card"]
+
+
+def test_old_tokens_are_pruned_and_then_refused(session: Session) -> None:
+    shown = show_first(session)
+    assert service.prune_shown(session, now=T0 + timedelta(days=1)) == 0
+    assert service.prune_shown(session, now=T0 + timedelta(days=3)) == 1
+    with pytest.raises(Conflict, match="token is unknown or expired"):
+        answer(session, shown, 3)
