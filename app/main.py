@@ -14,7 +14,10 @@ from app.cards.index import sync_cards
 from app.review.items import sync_items
 from app.review.service import prune_shown
 from app.review.routes import router as review_router
+from app.review.settings_routes import router as settings_router
+from app.review.stats_routes import router as stats_router
 from app.cards.routes import router as cards_router
+from app.export.routes import router as export_router
 from app.db import open_database
 from app.error_pages import install_error_handlers
 from app.settings import Settings
@@ -44,5 +47,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.mount("/static", static_files(), name="static")
     app.include_router(cards_router)
     app.include_router(review_router)
+    app.include_router(settings_router)
+    app.include_router(stats_router)
+    app.include_router(export_router)
     install_error_handlers(app)
     return app

@@ -13,6 +13,9 @@ class CardRow(SQLModel, table=True):
     """A card as last indexed from disk. Retired (not deleted) when its file disappears: history hangs on it."""
 
     __tablename__ = "card"
+    # The due queue checks retired_at and sorts by reading order; this covers both, so it never reads a row's
+    # large `rendered` JSON (which retired_at sits after: overflow pages). Migration 0004.
+    __table_args__ = (Index("ix_card_active_order", "id", "retired_at", "module_id", "topic_id", "title_en"),)
 
     id: str = Field(primary_key=True)
     path: str = Field(index=True)
@@ -95,6 +98,8 @@ class ReviewItem(SQLModel, table=True):
     """One schedulable unit: a card's core question or one of its follow-ups (the same item in zh and en)."""
 
     __tablename__ = "review_item"
+    # Covers the new-items query of the due queue (migration 0004).
+    __table_args__ = (Index("ix_review_item_active", "retired_at", "card_id", "id", "position"),)
 
     id: str = Field(primary_key=True)  # "<card id>" or "<card id>#<follow-up key>": stable across rewording
     card_id: str = Field(foreign_key="card.id", index=True)
@@ -108,7 +113,11 @@ class ItemState(SQLModel, table=True):
 
     __tablename__ = "item_state"
     # The due queue filters by user and orders by due: one index serves it.
-    __table_args__ = (Index("ix_item_state_user_due", "user_id", "due"),)
+    # "Introduced today" counts by first_reviewed_at (migration 0004).
+    __table_args__ = (
+        Index("ix_item_state_user_due", "user_id", "due"),
+        Index("ix_item_state_user_first", "user_id", "first_reviewed_at"),
+    )
 
     user_id: int = Field(primary_key=True, foreign_key="user.id", ondelete="CASCADE")
     item_id: str = Field(primary_key=True, foreign_key="review_item.id", index=True)
@@ -130,6 +139,14 @@ class ReviewLog(SQLModel, table=True):
     """One answer. Never deleted: an undone answer is marked, so history is never lost."""
 
     __tablename__ = "review_log"
+    # Covers the per-day counts and the first-answer-of-the-day ranking of the stats page, so a year of logs
+    # is read from the index without touching the rows' JSON (bench/stats_bench.py).
+    # A study session's summary (on every answer) by (study_session, user_id): without it SQLite picks the
+    # user_id index and reads every log of the user (migration 0004).
+    __table_args__ = (
+        Index("ix_review_log_user_time", "user_id", "reviewed_at", "item_id", "undone_at"),
+        Index("ix_review_log_session_user", "study_session", "user_id"),
+    )
 
     id: int | None = Field(default=None, primary_key=True)
     user_id: int = Field(foreign_key="user.id", index=True, ondelete="CASCADE")

@@ -4,10 +4,13 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import shutil
+
 import pytest
 
 if TYPE_CHECKING:
     from fastapi.testclient import TestClient
+    from playwright.sync_api import Browser
 
     from app.settings import Settings
 
@@ -58,3 +61,20 @@ def client(settings: "Settings") -> Iterator["TestClient"]:
 
     with TestClient(create_app(settings)) as test_client:
         yield test_client
+
+
+@pytest.fixture(scope="session")
+def chromium() -> Iterator["Browser"]:
+    """Debian's Chromium driven by Playwright: one per test process (the sync API allows only one)."""
+    from playwright.sync_api import sync_playwright
+
+    executable = shutil.which("chromium")
+    if executable is None:
+        pytest.fail("Debian's chromium is not installed: run bash .ci/setup --test")
+    # The background-networking flags stop Chromium from calling home on a machine without internet.
+    args = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+            "--disable-sync", "--no-first-run", "--disable-quic"]
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=executable, headless=True, args=args)
+        yield browser
+        browser.close()

@@ -71,6 +71,17 @@ def group_by_module(cards: list[CardRow]) -> list[Module]:
     return list(modules.values())
 
 
+def modules_and_topics(session: Session) -> list[tuple[str, str, str, str, str, str]]:
+    """(module id, zh, en, topic id, zh, en) of active cards, in reading order; reads no card bodies."""
+    stmt = (
+        select(CardRow.module_id, CardRow.module_zh, CardRow.module_en, CardRow.topic_id, CardRow.topic_zh, CardRow.topic_en)
+        .where(col(CardRow.retired_at).is_(None))
+        .distinct()
+        .order_by(col(CardRow.module_id), col(CardRow.topic_id))
+    )
+    return [tuple(row) for row in session.exec(stmt)]  # type: ignore[misc]
+
+
 def tag_counts(session: Session) -> list[tuple[str, int]]:
     stmt = (
         select(CardTag.tag, func.count())

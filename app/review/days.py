@@ -10,7 +10,7 @@ def zone(name: str) -> ZoneInfo:
     """The named time zone; raises ValueError with a readable message when unknown."""
     try:
         return ZoneInfo(name)
-    except (ZoneInfoNotFoundError, ValueError) as exc:
+    except (ZoneInfoNotFoundError, ValueError, OSError) as exc:  # OSError: 'America' is a folder of zones
         raise ValueError(f"unknown time zone {name!r}") from exc
 
 

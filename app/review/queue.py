@@ -145,16 +145,21 @@ def _new(user_id: int, deck: Deck, now: datetime) -> Any:
     )
 
 
-def _count(session: Session, query: Any) -> int:
+def _count(session: Session, query: Any, *, cap: int | None = None) -> int:
+    """Rows of query, counting no further than cap (the daily limit): past it the number is not shown."""
+    if cap is not None:
+        if cap <= 0:
+            return 0
+        query = query.limit(cap)
     return int(session.scalar(select(func.count()).select_from(query.subquery())) or 0)
 
 
 def counts(session: Session, *, user_id: int, deck: Deck, settings: StudySettings, now: datetime) -> Counts:
     day = today(session, user_id=user_id, settings=settings, now=now)
     return Counts(
-        new=min(day.new_left, _count(session, _new(user_id, deck, now))),
+        new=_count(session, _new(user_id, deck, now), cap=day.new_left),
         learning=_count(session, _learning(user_id, deck, now)),
-        review=min(day.reviews_left, _count(session, _reviews(user_id, deck, now, day.end))),
+        review=_count(session, _reviews(user_id, deck, now, day.end), cap=day.reviews_left),
     )
 
 

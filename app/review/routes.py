@@ -59,7 +59,8 @@ def _reviewer(request: Request, session: Session, *, deck: Deck, study_session: 
         shown = service.show_next(session, user_id=LOCAL_USER_ID, deck=deck, settings=settings, now=now)
     context: dict[str, Any] = {
         "deck": deck,
-        "decks": _deck_choices(session),
+        # The deck picker is outside the swapped fragment: only a full page needs it.
+        "decks": [] if is_partial(request) else _deck_choices(session),
         "study_session": study_session,
         "counts": counts(session, user_id=LOCAL_USER_ID, deck=deck, settings=settings, now=now),
         "ratings": RATING_NAMES,
@@ -76,9 +77,12 @@ def _reviewer(request: Request, session: Session, *, deck: Deck, study_session: 
 def _deck_choices(session: Session) -> list[tuple[str, str, str]]:
     """(spec, zh label, en label) for the deck picker."""
     choices = [("all", "全部卡片", "All cards")]
-    for module in card_queries.group_by_module(card_queries.list_cards(session)):
-        choices.append((f"module:{module.id}", module.zh, module.en))
-        choices += [(f"topic:{t.id}", f"— {t.zh}", f"— {t.en}") for t in module.topics]
+    current_module = None
+    for module_id, module_zh, module_en, topic_id, topic_zh, topic_en in card_queries.modules_and_topics(session):
+        if module_id != current_module:
+            choices.append((f"module:{module_id}", module_zh, module_en))
+            current_module = module_id
+        choices.append((f"topic:{topic_id}", f"— {topic_zh}", f"— {topic_en}"))
     choices += [(f"tag:{tag}", f"#{tag}", f"#{tag}") for tag, _ in card_queries.tag_counts(session)]
     return choices
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import shutil
 import socket
 import subprocess
 import sys
@@ -13,7 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Browser, Page, sync_playwright
+from playwright.sync_api import Browser, Page
 
 from tests.conftest import CARDS_DIR, ROOT
 
@@ -51,23 +50,9 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     log.close()
 
 
-@pytest.fixture(scope="session")
-def browser() -> Iterator[Browser]:
-    executable = shutil.which("chromium")
-    if executable is None:
-        pytest.fail("Debian's chromium is not installed: run bash .ci/setup --test")
-    with sync_playwright() as p:
-        # The background-networking flags stop Chromium from calling home on a machine without internet.
-        args = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-                "--disable-sync", "--no-first-run", "--disable-quic"]
-        browser = p.chromium.launch(executable_path=executable, headless=True, args=args)
-        yield browser
-        browser.close()
-
-
 @pytest.fixture
-def page(browser: Browser, server: str) -> Iterator[Page]:
-    context = browser.new_context(viewport={"width": 1280, "height": 900}, base_url=server)
+def page(chromium: Browser, server: str) -> Iterator[Page]:
+    context = chromium.new_context(viewport={"width": 1280, "height": 900}, base_url=server)
     page = context.new_page()
     outside: list[str] = []
     page.on("request", lambda request: outside.append(request.url) if not request.url.startswith(server) else None)

@@ -1,0 +1,59 @@
+"""An indexed copy of the real deck (math, code, Chinese and English) and a fixed clock."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+from sqlalchemy import Engine
+from sqlmodel import Session
+
+from app.cards.index import sync_cards
+from app.db import open_database
+from app.models import LOCAL_USER_ID, StudySettings
+from app.review.items import sync_items
+from tests.conftest import CARDS_DIR
+
+T0 = datetime(2026, 11, 30, 9, 0, tzinfo=UTC)
+
+
+@pytest.fixture(scope="session")
+def deck_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The real deck indexed once; each test gets a copy of the folder (anki's getEmptyCol pattern)."""
+    root = tmp_path_factory.mktemp("export-deck")
+    shutil.copytree(CARDS_DIR, root / "cards")
+    engine = open_database(root / "data" / "depthcards.sqlite3")
+    sync_cards(engine, root / "cards", now=T0)
+    sync_items(engine, now=T0)
+    with Session(engine) as session:
+        settings = session.get(StudySettings, LOCAL_USER_ID)
+        assert settings is not None
+        settings.fuzz = False  # deterministic intervals
+        session.add(settings)
+        session.commit()
+    engine.dispose()
+    return root
+
+
+@pytest.fixture
+def deck(tmp_path: Path, deck_template: Path) -> Path:
+    """A private copy: <deck>/cards and <deck>/data/depthcards.sqlite3."""
+    copy = tmp_path / "deck"
+    shutil.copytree(deck_template, copy)
+    return copy
+
+
+@pytest.fixture
+def engine(deck: Path) -> Iterator[Engine]:
+    engine = open_database(deck / "data" / "depthcards.sqlite3")
+    yield engine
+    engine.dispose()
+
+
+@pytest.fixture
+def session(engine: Engine) -> Iterator[Session]:
+    with Session(engine) as s:
+        yield s
