@@ -17,6 +17,8 @@ from app.review.routes import router as review_router
 from app.review.settings_routes import router as settings_router
 from app.review.stats_routes import router as stats_router
 from app.cards.routes import router as cards_router
+from app.challenges.routes import router as challenges_router
+from app.challenges.runtime import start_runtime
 from app.export.routes import router as export_router
 from app.db import open_database
 from app.error_pages import install_error_handlers
@@ -39,7 +41,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             prune_shown(session, now=now)
         log.info("cards: %s", report.summary())
         app.state.engine = engine
+        # Challenges: the sandbox (started lazily) and its worker pool, which re-queues unfinished submissions.
+        app.state.challenges = start_runtime(settings, engine)
         yield
+        app.state.challenges.stop()
         engine.dispose()
 
     app = FastAPI(title="DepthCards", lifespan=lifespan, docs_url="/api/docs", redoc_url=None, openapi_url="/api/openapi.json")
@@ -47,6 +52,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.mount("/static", static_files(), name="static")
     app.include_router(cards_router)
     app.include_router(review_router)
+    app.include_router(challenges_router)
     app.include_router(settings_router)
     app.include_router(stats_router)
     app.include_router(export_router)

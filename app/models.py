@@ -173,3 +173,30 @@ class ShownItem(SQLModel, table=True):
     reps_when_shown: int  # the item's reps then: a mismatch at answer time means someone answered first
     candidates: dict[str, Any] = Field(sa_column=Column(JSON, nullable=False))
     answered_log_id: int | None = None
+
+
+# Challenges ###############################################################
+# A submission is stored before it runs, so a restart finds every queued or running one and runs it again.
+# Challenges themselves are read from cards/ at startup (app/challenges/spec.py); only ids are stored here.
+
+
+class Submission(SQLModel, table=True):
+    """One graded attempt at a challenge: the code (or the chosen answer), its status and, once done, its verdict."""
+
+    __tablename__ = "submission"
+    # The history on a challenge page: one user's attempts at one challenge, newest first.
+    __table_args__ = (Index("ix_submission_user_challenge", "user_id", "challenge_id", "created_at"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    user_id: int = Field(foreign_key="user.id", ondelete="CASCADE")
+    challenge_id: str | None = None  # None: a playground run (not stored today, kept possible)
+    kind: str  # trigger | fix | predict
+    code: str = ""
+    choice: str | None = None  # predict: the id of the chosen answer
+    seed: int = 0  # the random inputs of a fix challenge come from it, so a re-run grades the same inputs
+    status: str = Field(default="queued", index=True)  # queued | running | done
+    attempts: int = 0  # times a worker started it; a submission that keeps killing the server is given up on
+    verdict: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON, nullable=True))
+    created_at: datetime
+    started_at: datetime | None = None
+    finished_at: datetime | None = None

@@ -19,6 +19,22 @@ class Settings(BaseSettings):
     port: int = Field(8000, ge=1, le=65535, description="Port `depthcards serve` listens on.")
     log_level: str = Field("info", description="Log level of the server (debug, info, warning, error).")
 
+    # Challenges and the playground: the sandbox and its job queue (app/challenges).
+    sandbox_wall_s: float = Field(5.0, gt=0, le=120, description="Wall-clock limit of one sandboxed run, in seconds.")
+    sandbox_cpu_s: int = Field(5, ge=1, le=120, description="CPU-time limit of one sandboxed run, in seconds.")
+    sandbox_mem_mb: int = Field(1024, ge=64, le=65536, description="Memory one sandboxed run may add on top of the warm server, in MiB.")
+    sandbox_max_concurrent: int = Field(
+        0, ge=0, le=256, description="Sandboxed runs at once, and worker threads that run queued jobs (0 = one per CPU core)."
+    )
+    sandbox_allow_unisolated: bool = Field(
+        False, description="Run submissions WITHOUT isolation when bubblewrap is unavailable; single-user machines only."
+    )
+    sandbox_bwrap: str = Field("", description="Path of the bubblewrap binary (empty = find bwrap on PATH).")
+    queue_size: int = Field(64, ge=1, le=100_000, description="Jobs (runs and submissions) that may wait for a worker; more get HTTP 429.")
+    per_user_in_flight: int = Field(
+        4, ge=1, le=1000, description="Jobs one user may have queued or running at once, so one user cannot starve the rest."
+    )
+
     @property
     def db_path(self) -> Path:
         return self.data_dir / "depthcards.sqlite3"

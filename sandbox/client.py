@@ -14,13 +14,14 @@ import itertools
 import json
 import logging
 import os
+import queue
 import select
 import signal
 import subprocess
 import sys
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -75,15 +76,61 @@ class _Pending:
         self.acked = False
 
 
+class _Launcher:
+    """Starts server processes from one long-lived thread.
+
+    bubblewrap's --die-with-parent is PR_SET_PDEATHSIG, which fires when the *thread* that forked it exits,
+    not the process. A server started from a short-lived request thread would die with that thread; starting
+    every server here ties its life to the app's instead.
+    """
+
+    def __init__(self) -> None:
+        self._requests: queue.SimpleQueue[tuple[Callable[[], subprocess.Popen[bytes]], queue.SimpleQueue[Any]]] = (
+            queue.SimpleQueue()
+        )
+        self._thread = threading.Thread(target=self._serve, name="sandbox-launcher", daemon=True)
+        self._thread.start()
+
+    def _serve(self) -> None:
+        while True:
+            start, reply = self._requests.get()
+            try:
+                reply.put(start())
+            except BaseException as exc:  # noqa: BLE001 - handed back to the caller, which re-raises it
+                reply.put(exc)
+
+    def popen(self, start: Callable[[], subprocess.Popen[bytes]]) -> subprocess.Popen[bytes]:
+        reply: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        self._requests.put((start, reply))
+        result = reply.get()
+        if isinstance(result, BaseException):
+            raise result
+        return result  # type: ignore[no-any-return]
+
+
+_LAUNCHER: _Launcher | None = None
+_LAUNCHER_LOCK = threading.Lock()
+
+
+def _launcher() -> _Launcher:
+    global _LAUNCHER
+    with _LAUNCHER_LOCK:
+        if _LAUNCHER is None:
+            _LAUNCHER = _Launcher()
+        return _LAUNCHER
+
+
 class _ServerProcess:
     """One fork server process (jailed or not) and the thread that reads its answers."""
 
     def __init__(self, argv: list[str], env: dict[str, str], *, isolated: bool, max_line: int) -> None:
         self.isolated = isolated
         self.max_line = max_line
-        self.proc = subprocess.Popen(
-            argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd="/",
-            close_fds=True, start_new_session=True,
+        self.proc = _launcher().popen(
+            lambda: subprocess.Popen(
+                argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd="/",
+                close_fds=True, start_new_session=True,
+            )
         )
         assert self.proc.stdin and self.proc.stdout and self.proc.stderr
         self._stdin_fd = self.proc.stdin.fileno()

@@ -26,10 +26,15 @@ class Deck:
 
 
 def iter_card_files(cards_dir: Path) -> Iterator[CardFile]:
-    """Every *.md card under cards_dir in a stable order (README-style files starting with '_' are skipped)."""
+    """Every *.md card under cards_dir in a stable order (README-style files starting with '_' are skipped).
+
+    Files in a `challenges/` folder are code challenges, not cards (app/challenges/spec.py reads them).
+    """
     base = cards_dir.parent
     for path in sorted(cards_dir.rglob("*.md")):
         if path.name.startswith(("_", ".")) or path.name.lower() == "readme.md":
+            continue
+        if "challenges" in path.relative_to(cards_dir).parts[:-1]:
             continue
         data = path.read_bytes()
         try:
@@ -93,6 +98,11 @@ def check_names(cards: Iterable[Card]) -> list[Problem]:
 
 
 def load_deck(cards_dir: Path) -> Deck:
+    """The cards and every problem, including those of the code challenges filed next to them."""
     if not cards_dir.is_dir():
         return Deck(problems=[Problem(str(cards_dir), 0, "cards directory does not exist")])
-    return parse_files(iter_card_files(cards_dir))
+    from app.challenges.spec import load_challenges  # challenges depend on cards, not the other way round
+
+    deck = parse_files(iter_card_files(cards_dir))
+    deck.problems.extend(load_challenges(cards_dir, card_ids=deck.cards).problems)
+    return deck

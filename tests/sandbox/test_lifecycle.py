@@ -98,3 +98,23 @@ def test_per_run_limits_cannot_raise_the_reply_caps() -> None:
     with pytest.raises(ValueError, match="result_bytes"):
         box.run("x = 1\n", limits=Limits(result_bytes=1 << 30))
     box.close()
+
+
+def test_the_server_outlives_the_thread_that_started_it() -> None:
+    """--die-with-parent follows the forking thread: a server started from a request thread must not die with it."""
+    import threading
+
+    from sandbox import Limits, Sandbox
+
+    box = Sandbox(Limits(wall_s=5))
+    try:
+        started: list[str] = []
+        worker = threading.Thread(target=lambda: started.append(box.run("print('hi')").outcome))
+        worker.start()
+        worker.join(timeout=60)
+        assert started == ["ok"]
+        time.sleep(0.5)  # give a wrongly-parented server time to be killed
+        assert box.run("x = 1").outcome == "ok"
+        assert box.restarts == 0
+    finally:
+        box.close()

@@ -1,0 +1,1 @@
+"""Code challenges (trigger, fix, predict) and the playground: files in cards/, graded in the sandbox."""
