@@ -29,15 +29,17 @@ def _settings(*, cards_dir: Path | None = None, data_dir: Path | None = None, **
 @cli.command()
 def check(cards_dir: CardsDir = None) -> None:
     """Validate every card; print every problem as path:line: message; exit 1 if there is any."""
-    from app.cards.deck import load_deck
+    from app.library import load_library
 
     settings = _settings(cards_dir=cards_dir)
-    deck = load_deck(settings.cards_dir)
-    for problem in deck.problems:
+    library = load_library(settings.cards_dir)
+    for problem in library.problems:
         typer.echo(str(problem), err=True)
-    summary = f"{len(deck.cards)} valid card(s), {len(deck.problems)} problem(s) in {settings.cards_dir}"
-    typer.echo(summary)
-    raise typer.Exit(1 if deck.problems else 0)
+    typer.echo(
+        f"{len(library.deck.cards)} valid card(s), {len(library.challenges.challenges)} valid challenge(s), "
+        f"{len(library.problems)} problem(s) in {settings.cards_dir}"
+    )
+    raise typer.Exit(1 if library.problems else 0)
 
 
 @cli.command()
@@ -77,8 +79,11 @@ def reload(data_dir: DataDir = None, cards_dir: CardsDir = None) -> None:
 @cli.command("settings")
 def show_settings() -> None:
     """List every setting: environment variable, default and help."""
-    for env, default, help_text in describe_settings():
-        typer.echo(f"{env:28} {default:28} {help_text}")
+    rows = describe_settings()
+    env_width = max(len(env) for env, _, _ in rows)
+    default_width = max(len(default) for _, default, _ in rows)
+    for env, default, help_text in rows:
+        typer.echo(f"{env:{env_width}}  {default:{default_width}}  {help_text}")
 
 
 # Study state: optimize, back up, restore ##################################

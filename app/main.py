@@ -4,24 +4,25 @@ from __future__ import annotations
 
 import logging
 from collections.abc import AsyncIterator
-from datetime import UTC, datetime
 from contextlib import asynccontextmanager
+from datetime import UTC, datetime
 
-from fastapi import FastAPI
+from fastapi import Depends, FastAPI
 from sqlmodel import Session
 
 from app.cards.index import sync_cards
-from app.review.items import sync_items
-from app.review.service import prune_shown
-from app.review.routes import router as review_router
-from app.review.settings_routes import router as settings_router
-from app.review.stats_routes import router as stats_router
 from app.cards.routes import router as cards_router
 from app.challenges.routes import router as challenges_router
 from app.challenges.runtime import start_runtime
-from app.export.routes import router as export_router
 from app.db import open_database
 from app.error_pages import install_error_handlers
+from app.export.routes import router as export_router
+from app.review.items import sync_items
+from app.review.routes import router as review_router
+from app.review.service import prune_shown
+from app.review.settings_routes import router as settings_router
+from app.review.stats_routes import router as stats_router
+from app.security import same_origin
 from app.settings import Settings
 from app.templating import static_files
 
@@ -47,7 +48,14 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         app.state.challenges.stop()
         engine.dispose()
 
-    app = FastAPI(title="DepthCards", lifespan=lifespan, docs_url="/api/docs", redoc_url=None, openapi_url="/api/openapi.json")
+    app = FastAPI(
+        title="DepthCards",
+        lifespan=lifespan,
+        dependencies=[Depends(same_origin)],
+        docs_url="/api/docs",
+        redoc_url=None,
+        openapi_url="/api/openapi.json",
+    )
     app.state.settings = settings
     app.mount("/static", static_files(), name="static")
     app.include_router(cards_router)

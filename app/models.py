@@ -33,6 +33,8 @@ class CardRow(SQLModel, table=True):
     related: list[str] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
     followup_keys: list[str] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
     rendered: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
+    # The markdown of each section and follow-up, so exports need not re-read and re-parse the files.
+    source: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False, server_default="{}"))
     indexed_at: datetime
     retired_at: datetime | None = Field(default=None, index=True)
 

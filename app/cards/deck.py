@@ -98,11 +98,7 @@ def check_names(cards: Iterable[Card]) -> list[Problem]:
 
 
 def load_deck(cards_dir: Path) -> Deck:
-    """The cards and every problem, including those of the code challenges filed next to them."""
+    """The valid cards under cards_dir and every problem found (challenges: app/library.py)."""
     if not cards_dir.is_dir():
         return Deck(problems=[Problem(str(cards_dir), 0, "cards directory does not exist")])
-    from app.challenges.spec import load_challenges  # challenges depend on cards, not the other way round
-
-    deck = parse_files(iter_card_files(cards_dir))
-    deck.problems.extend(load_challenges(cards_dir, card_ids=deck.cards).problems)
-    return deck
+    return parse_files(iter_card_files(cards_dir))

@@ -28,6 +28,7 @@ from app.cards.deck import CardFile, check_names, iter_card_files
 from app.cards.model import LANGS, Card, Problem
 from app.cards.parser import parse_card
 from app.cards.render import plain_text, render_card
+from app.cards.source import card_source
 from app.cards.search import index_text
 from app.models import CardLink, CardRow, CardTag, LoadProblem
 
@@ -211,6 +212,7 @@ def _card_values(compiled: _Compiled, now: datetime) -> dict[str, Any]:
         related=list(card.related),
         followup_keys=[f.key for f in card.followups],
         rendered=compiled.rendered,
+        source=card_source(card),
         indexed_at=now,
         retired_at=None,
     )

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 from functools import lru_cache
 from typing import Any, NoReturn, TypeVar
-from urllib.parse import urlsplit
 
 from fastapi import APIRouter, Request
 from fastapi.concurrency import run_in_threadpool
@@ -96,17 +95,6 @@ async def _read_json(request: Request, model: type[M]) -> M:
         raise RequestValidationError(exc.errors(include_url=False, include_context=False, include_input=False)) from None
 
 
-def _same_origin(request: Request) -> None:
-    """Refuse a cross-site POST: a web page must not make this server run code (unisolated mode runs it on the host).
-
-    Browsers send Origin with every cross-origin POST, including plain form posts and text/plain fetches that need
-    no CORS preflight; other clients (curl, scripts) send none and are let through.
-    """
-    origin = request.headers.get("origin")
-    if origin is not None and urlsplit(origin).netloc != request.headers.get("host", ""):
-        raise HTTPException(403, "Cross-site requests may not run code here.")
-
-
 def _refuse(exc: Exception) -> NoReturn:
     """Queue and sandbox refusals as HTTP: 429 + Retry-After, or 503 with the reason."""
     if isinstance(exc, Busy):
@@ -154,7 +142,6 @@ templates.env.filters.update(challenge_md=_markdown, challenge_md_inline=_markdo
 @router.post("/api/run")
 async def api_run(request: Request) -> JSONResponse:
     """Run code in the sandbox now (through the queue) and return the verdict: outcome, line, diagnosis, output."""
-    _same_origin(request)
     body = await _read_json(request, RunRequest)
     _check_code_size(body.code)
     runtime = _runtime(request)
@@ -168,7 +155,6 @@ async def api_run(request: Request) -> JSONResponse:
 @router.post("/api/challenges/{challenge_id}/run")
 async def api_challenge_run(request: Request, challenge_id: str) -> JSONResponse:
     """Run code as a submission to this challenge would run (with its checker), without grading or storing it."""
-    _same_origin(request)
     challenge = _challenge(request, challenge_id)
     if challenge.kind == "predict":
         raise AppError("A predict challenge has nothing to run: choose an answer and submit it.")
@@ -201,7 +187,6 @@ def _submit(request: Request, challenge: Challenge, code: str | None, choice: st
 @router.post("/api/challenges/{challenge_id}/submissions", status_code=202)
 async def api_submit(request: Request, challenge_id: str) -> JSONResponse:
     """Store a submission and queue it: 202 with its id; poll GET /api/submissions/{id} for the verdict."""
-    _same_origin(request)
     challenge = _challenge(request, challenge_id)
     body = await _read_json(request, SubmissionRequest)
     submission = await run_in_threadpool(_submit, request, challenge, body.code, body.choice)
@@ -301,7 +286,6 @@ def challenge_page(request: Request, session: SessionDep, challenge_id: str) -> 
 @router.post("/challenges/{challenge_id}/submissions")
 async def submit_form(request: Request, session: SessionDep, challenge_id: str) -> Response:
     """The page's Submit (htmx): store and queue, answer with the verdict panel that then polls itself."""
-    _same_origin(request)
     challenge = _challenge(request, challenge_id)
     form = await request.form()
     code, choice = form.get("code"), form.get("choice")

@@ -107,3 +107,17 @@ def test_a_crash_mid_sync_leaves_the_index_as_it_was(tmp_path: Path, cards_dir: 
         pass
     after = rows(engine)
     assert after["gamma"].title_en == "Gamma card" and after["alpha"].retired_at is None
+
+
+def test_the_index_keeps_each_cards_markdown_for_exports(tmp_path: Path, cards_dir: Path, good_card_text: str) -> None:
+    from app.cards.parser import parse_card
+    from app.cards.source import sections_from_source
+
+    engine = open_database(tmp_path / "db.sqlite3")
+    sync_cards(engine, cards_dir, now=T0)
+    stored = sections_from_source(rows(engine)["gamma"].source)
+    assert stored is not None
+    card, _ = parse_card((cards_dir / "m3" / "backprop" / "gamma.md").read_text(encoding="utf-8"), "x")
+    assert card is not None
+    assert stored == (card.sections, card.followups)
+    assert sections_from_source({}) is None  # a row indexed before sources were kept

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from app.cards.deck import iter_card_files, load_deck
+from app.library import load_library
 from app.challenges import harness
 from app.challenges.spec import ChallengeSet, load_challenges, parse_challenge
 from tests.conftest import CARDS_DIR
@@ -233,6 +234,6 @@ def test_cross_file_problems_and_check_command(tmp_path: Path, good_card_text: s
         "cards/m3/t/challenges/three.md:3: card 'nowhere' does not exist",
         "cards/m3/t/challenges/two.md:2: duplicate challenge id 'tiny-trigger' (also used by cards/m3/t/challenges/one.md)",
     ]
-    deck = load_deck(tmp_path / "cards")  # what `depthcards check` prints
-    assert list(deck.cards) == ["alpha"]
-    assert [str(p) for p in deck.problems] == [str(p) for p in loaded.problems]
+    library = load_library(tmp_path / "cards")  # what `depthcards check` prints
+    assert list(library.deck.cards) == ["alpha"]
+    assert [str(p) for p in library.problems] == [str(p) for p in loaded.problems]

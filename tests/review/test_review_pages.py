@@ -94,3 +94,12 @@ def test_bury_and_suspend_move_on(client: TestClient) -> None:
     unknown = client.post("/review/suspend", data={**form, "item_id": "ghost"}, headers=HX)
     assert unknown.status_code == 404
     assert BeautifulSoup(unknown.text, "html.parser").select_one(".message").get_text() == "no review item 'ghost'"
+
+
+def test_another_site_cannot_answer_for_you(client: TestClient) -> None:
+    data = {**fields(client.get("/review").text), "rating": "1"}
+    refused = client.post("/review/answer", data=data, headers={**HX, "Origin": "http://evil.example"})
+    assert refused.status_code == 403
+    assert "Cross-site requests may not change anything here." in refused.text
+    allowed = client.post("/review/answer", data=data, headers={**HX, "Origin": "http://testserver"})
+    assert allowed.status_code == 200
