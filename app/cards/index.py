@@ -12,12 +12,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
-import dataclasses
 import json
-import multiprocessing
-import os
-from concurrent.futures import ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
 from sqlalchemy import Engine, delete, insert, text, update
@@ -26,8 +21,8 @@ from sqlmodel import Session, col, select
 
 from app.cards.deck import CardFile, check_names, iter_card_files
 from app.cards.model import LANGS, Card, Problem
-from app.cards.parser import parse_card
-from app.cards.render import plain_text, render_card
+from app.cards.compile import Compiled, compile_files
+from app.cards.render import plain_text
 from app.cards.source import card_source
 from app.cards.search import index_text
 from app.models import CardLink, CardRow, CardTag, LoadProblem
@@ -58,48 +53,6 @@ class _Indexed:
     retired_at: datetime | None
 
 
-@dataclass(frozen=True)
-class _Compiled:
-    """A card file parsed, validated and rendered (card is None when it has problems)."""
-
-    file: CardFile
-    card: Card | None
-    rendered: dict[str, Any] | None
-    problems: list[Problem]
-
-    @property
-    def card_id(self) -> str:
-        assert self.card is not None
-        return self.card.id
-
-
-def _compile(file: CardFile) -> _Compiled:
-    card, problems = parse_card(file.text, file.rel)
-    if card is None:
-        return _Compiled(file, None, None, problems)
-    rendered = render_card(card)
-    # Tokens served their purpose (one parse for validation and rendering); don't ship them around.
-    return _Compiled(file, dataclasses.replace(card, tokens=()), rendered, problems)
-
-
-# Below this many files, a process pool's start-up costs more than it saves.
-PARALLEL_THRESHOLD = 300
-
-
-def compile_files(files: list[CardFile]) -> list[_Compiled]:
-    """Parse and render files, on every core when there are many (markdown-it is pure Python)."""
-    workers = min(os.cpu_count() or 1, 8)
-    if len(files) < PARALLEL_THRESHOLD or workers < 2:
-        return [_compile(file) for file in files]
-    # spawn, not fork: the server process has threads, and forking those is unsafe.
-    try:
-        with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn")) as pool:
-            return list(pool.map(_compile, files, chunksize=max(1, len(files) // (workers * 4))))
-    except BrokenProcessPool:  # e.g. a __main__ that a spawned worker cannot re-import: stay correct, go serial
-        log.warning("parallel card compile unavailable; compiling %d files in one process", len(files))
-        return [_compile(file) for file in files]
-
-
 def sync_cards(engine: Engine, cards_dir: Path, *, now: datetime | None = None) -> SyncReport:
     """Index cards_dir into the database in one transaction and record the problems found."""
     now = now or datetime.now(UTC)
@@ -125,7 +78,7 @@ def sync_cards(engine: Engine, cards_dir: Path, *, now: datetime | None = None) 
                 report.unchanged += 1
             else:
                 to_compile.append(file)
-        parsed: list[_Compiled] = []
+        parsed: list[Compiled] = []
         for compiled in compile_files(to_compile):
             report.problems.extend(compiled.problems)
             if compiled.card is not None:
@@ -158,8 +111,8 @@ def sync_cards(engine: Engine, cards_dir: Path, *, now: datetime | None = None) 
 
 
 def _drop_duplicates(
-    parsed: list[_Compiled], keep: set[str], rows: dict[str, _Indexed], report: SyncReport
-) -> list[_Compiled]:
+    parsed: list[Compiled], keep: set[str], rows: dict[str, _Indexed], report: SyncReport
+) -> list[Compiled]:
     owner = {card_id: rows[card_id].path for card_id in keep}
     fresh = []
     for compiled in parsed:
@@ -192,7 +145,7 @@ def _check_links(
             report.problems.append(Problem(path, 1, f"related id '{link.dst_id}' does not exist"))
 
 
-def _card_values(compiled: _Compiled, now: datetime) -> dict[str, Any]:
+def _card_values(compiled: Compiled, now: datetime) -> dict[str, Any]:
     file, card = compiled.file, compiled.card
     assert card is not None
     return dict(
@@ -218,7 +171,7 @@ def _card_values(compiled: _Compiled, now: datetime) -> dict[str, Any]:
     )
 
 
-def _write_cards(session: Session, fresh: list[_Compiled], now: datetime) -> None:
+def _write_cards(session: Session, fresh: list[Compiled], now: datetime) -> None:
     """Upsert the new and changed cards and their tags, links and search text, in a few bulk statements."""
     if not fresh:
         return
