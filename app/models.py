@@ -15,7 +15,11 @@ class CardRow(SQLModel, table=True):
     __tablename__ = "card"
     # The due queue checks retired_at and sorts by reading order; this covers both, so it never reads a row's
     # large `rendered` JSON (which retired_at sits after: overflow pages). Migration 0004.
-    __table_args__ = (Index("ix_card_active_order", "id", "retired_at", "module_id", "topic_id", "title_en"),)
+    __table_args__ = (
+        Index("ix_card_active_order", "id", "retired_at", "module_id", "topic_id", "title_en"),
+        # A card page's previous/next within its topic, read from the index alone (migration 0007).
+        Index("ix_card_topic_siblings", "topic_id", "module_id", "retired_at", "difficulty", "title_en", "id", "title_zh"),
+    )
 
     id: str = Field(primary_key=True)
     path: str = Field(index=True)
