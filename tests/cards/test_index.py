@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import pytest
 from sqlalchemy import Engine, text
 from sqlmodel import Session, select
 
@@ -121,3 +122,23 @@ def test_the_index_keeps_each_cards_markdown_for_exports(tmp_path: Path, cards_d
     assert card is not None
     assert stored == (card.sections, card.followups)
     assert sections_from_source({}) is None  # a row indexed before sources were kept
+
+
+def test_a_large_batch_compiles_in_helper_processes_with_the_same_result(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    from app.cards import compile as compile_module
+    from app.cards.deck import iter_card_files
+    from app.cards.synthetic import write_synthetic_deck
+
+    write_synthetic_deck(tmp_path / "cards", 40)
+    files = list(iter_card_files(tmp_path / "cards"))
+    serial = compile_module.compile_files(files)
+    original = compile_module.PARALLEL_THRESHOLD
+    compile_module.PARALLEL_THRESHOLD = 10  # force the helper path on a small deck
+    try:
+        shared = compile_module.compile_files(files)
+    finally:
+        compile_module.PARALLEL_THRESHOLD = original
+    assert [(c.file.rel, c.card, c.rendered) for c in shared] == [(c.file.rel, c.card, c.rendered) for c in serial]
+    assert "helper failed" not in caplog.text  # the helper really did its share
