@@ -9,9 +9,9 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-import yaml
 from markdown_it.token import Token
 
+from app.cards.frontmatter import load_front_matter
 from app.cards.model import (
     DIFFICULTIES,
     LANGS,
@@ -35,7 +35,6 @@ _ANSWER_LABEL = {"zh": re.compile(r"^\*\*答\s*[:：]\s*\*\*\s*"), "en": re.comp
 _HEADING_TO_KEY = {heading.lower(): key for key, heading in SECTIONS.items()}
 
 
-_YamlLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml is ~10x faster when present
 
 
 @dataclass(frozen=True)
@@ -95,29 +94,10 @@ def parse_card(text: str, path: str) -> tuple[Card | None, list[Problem]]:
 
 
 def _load_yaml(source: str, out: _Collector) -> tuple[dict[str, Any] | None, dict[str, int]]:
-    # The YAML starts on file line 2 (line 1 is the opening '---').
-    loader = _YamlLoader(source)
-    try:
-        # One pass: the node tree gives each key's line, and the data is built from the same tree.
-        node = loader.get_single_node()
-        data = loader.construct_document(node) if node is not None else None
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        line = mark.line + 2 if mark is not None else 1
-        out.add(line, f"malformed YAML front matter: {exc.problem or exc}")
-        return None, {}
-    except yaml.YAMLError as exc:
-        out.add(1, f"malformed YAML front matter: {exc}")
-        return None, {}
-    finally:
-        loader.dispose()
-    if not isinstance(data, dict) or not isinstance(node, yaml.MappingNode):
-        out.add(1, "front matter must be a YAML mapping of fields")
-        return None, {}
-    key_lines = {
-        str(key.value): key.start_mark.line + 2 for key, _ in node.value if isinstance(key, yaml.ScalarNode)
-    }
-    return data, key_lines
+    front = load_front_matter(source)
+    if front.error is not None:
+        out.add(*front.error)
+    return front.data, front.key_lines
 
 
 def _read_front_matter(meta: dict[str, Any], key_lines: dict[str, int], out: _Collector) -> dict[str, Any] | None:

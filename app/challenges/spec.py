@@ -13,9 +13,9 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-import yaml
 from markdown_it.token import Token
 
+from app.cards.frontmatter import load_front_matter
 from app.cards.markdown import MD as _MD
 from app.cards.markdown import parse_fence_info
 from app.cards.model import DIFFICULTIES, LANGS, Bilingual, Problem
@@ -42,7 +42,6 @@ from sandbox import outcomes
 
 __all__ = ["Challenge", "ChallengeSet", "iter_challenge_files", "load_challenges", "parse_challenge"]
 _HEADING_TO_KEY = {heading.lower(): key for key, heading in SECTIONS.items()}
-_YamlLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml is ~10x faster when present
 
 class _Out:
     def __init__(self, path: str) -> None:
@@ -146,39 +145,10 @@ def parse_challenge(text: str, path: str) -> tuple[Challenge | None, list[Proble
 
 
 def _load_yaml(source: str, out: _Out) -> tuple[dict[str, Any] | None, dict[str, int]]:
-    loader = _YamlLoader(source)
-    try:
-        node = loader.get_single_node()
-        data = loader.construct_document(node) if node is not None else None
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        out.add(mark.line + 2 if mark is not None else 1, f"malformed YAML front matter: {exc.problem or exc}")
-        return None, {}
-    except yaml.YAMLError as exc:
-        out.add(1, f"malformed YAML front matter: {exc}")
-        return None, {}
-    finally:
-        loader.dispose()
-    if not isinstance(data, dict) or not isinstance(node, yaml.MappingNode):
-        out.add(1, "front matter must be a YAML mapping of fields")
-        return None, {}
-    # The YAML starts on file line 2; nested keys get "parent.key" entries (inputs.x, choices.1 ...).
-    lines: dict[str, int] = {}
-
-    def walk(n: yaml.Node, prefix: str) -> None:
-        if isinstance(n, yaml.MappingNode):
-            for key, value in n.value:
-                if isinstance(key, yaml.ScalarNode):
-                    name = f"{prefix}{key.value}"
-                    lines.setdefault(name, key.start_mark.line + 2)
-                    walk(value, name + ".")
-        elif isinstance(n, yaml.SequenceNode):
-            for i, item in enumerate(n.value):
-                lines.setdefault(f"{prefix}{i}", item.start_mark.line + 2)
-                walk(item, f"{prefix}{i}.")
-
-    walk(node, "")
-    return data, lines
+    front = load_front_matter(source)
+    if front.error is not None:
+        out.add(*front.error)
+    return front.data, front.key_lines
 
 
 _COMMON = ("id", "card", "kind", "title", "difficulty", "hints")

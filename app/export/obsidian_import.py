@@ -35,6 +35,7 @@ from app.export import srs_syntax
 from app.export.common import ExportError
 from app.models import LOCAL_USER_ID, ItemState, ReviewItem, ReviewLog, StudySettings
 from app.review import scheduler
+from app.review.service import policy_for
 
 _SAME_MOMENT = timedelta(seconds=1)  # the comment keeps milliseconds; our logs keep microseconds
 _REVIEW = 2
@@ -127,7 +128,7 @@ def import_vault(session: Session, *, vault: Path, now: datetime, user_id: int =
     report = ImportReport()
     found = scan_vault(vault, report)
     settings = session.get(StudySettings, user_id) or StudySettings(user_id=user_id)
-    policy = _policy(settings)
+    policy = policy_for(settings)
     study_session = f"obsidian-import-{now.astimezone(UTC).strftime('%Y%m%dT%H%M%SZ')}"
     try:
         for entry in found:
@@ -138,15 +139,6 @@ def import_vault(session: Session, *, vault: Path, now: datetime, user_id: int =
         raise
     return report
 
-
-def _policy(settings: StudySettings) -> scheduler.Policy:
-    return scheduler.Policy(
-        desired_retention=settings.desired_retention,
-        learning_steps=tuple(settings.learning_steps),
-        relearning_steps=tuple(settings.relearning_steps),
-        parameters=tuple(settings.fsrs_parameters) if settings.fsrs_parameters else None,
-        fuzz=settings.fuzz,
-    )
 
 
 def _token(item_id: str, at: datetime) -> str:
