@@ -1,16 +1,28 @@
-"""The warm fork server: imports torch once, then forks one confined child per job.
+"""The warm fork server: imports torch once, then has one confined child forked per job.
 
 Design decision (issue 4): the server lives inside ONE long-lived bubblewrap jail shared by all jobs (built by
 jail.py: read-only view of the interpreter and its packages only, cleared env, every namespace unshared, no
 capabilities, uid 1000). Per-job isolation does not come from a bwrap per run (that would cost the ~1.7 s torch
 import every time) but from the child's own layers (confine.py): closed descriptors, rlimits, fresh user/mount/
-network/IPC namespaces with a private tmpfs, dropped capabilities and a seccomp filter. The server itself
-holds no secrets and is non-dumpable, so a child cannot read its memory through /proc or signal it.
-Known limit: a child starts as a copy of the server, so it could find in its own memory what the server held
-at fork time (e.g. a concurrent job's source); a template process that never sees job data would close that.
+network/IPC namespaces with a private tmpfs, dropped capabilities and a seccomp filter.
+
+Two processes, so that no job can see another's data (zygote.py):
+- the dispatcher (Server, below) reads requests, creates each job's pipes, writes the request into the job's
+  request pipe, buffers its stdout/stderr/result and answers the client. It holds every user's data, so it
+  never forks a job: it frees a request once written to the pipe and a job's output once answered.
+- the zygote is forked from it after the torch import and warm-ups, BEFORE the first request is read. It only
+  receives fork/kill orders (job id, pipe ends by SCM_RIGHTS) and never reads a request or any output. Every
+  job is forked from it and reads only its own request, so a child's memory holds the warm template and its
+  own job. The zygote is the children's parent: it reaps them and reports status and rusage, from which the
+  dispatcher builds the verdict (its wall deadline still kills, through the zygote).
+Both are non-dumpable, so a child cannot read their memory through /proc or ptrace them, nor signal them
+(seccomp). Closed limit: before the zygote, a child was a copy of the server and could find a concurrent job's
+source or output in its own memory (tests/sandbox/test_hostile.py::test_cant_read_another_jobs_code_or_output).
 
 Fork safety: single-threaded (OMP/MKL/OpenBLAS = 1 thread, torch.set_num_threads(1) before any op; checked at
-start and before every fork), and every job has a wall deadline after which its process group is SIGKILLed.
+start and, in the zygote, before every fork), and every job has a wall deadline after which its process group
+is SIGKILLed. If the zygote dies or turns multi-threaded, the dispatcher exits at once and the client starts a
+new server.
 
 Protocol (JSON lines): stdin gets {"op": "run", "id", "code", "limits", ...} or {"op": "ping", "id"}; stdout
 answers {"event": "hello"} once, then {"id", "event": "started"} and {"id", "event": "done", ...} per job.
@@ -19,11 +31,13 @@ answers {"event": "hello"} once, then {"id", "event": "started"} and {"id", "eve
 from __future__ import annotations
 
 import ctypes
+import fcntl
 import json
 import os
 import selectors
 import shutil
 import signal
+import socket
 import sys
 import tempfile
 import time
@@ -33,28 +47,48 @@ from typing import Any
 for _var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "NUMEXPR_NUM_THREADS"):
     os.environ[_var] = "1"
 
-_MAX_REQUEST = 64 << 20
+from sandbox import zygote  # noqa: E402 - after the thread pins
+
+_MAX_REQUEST = zygote.MAX_REQUEST
 _STREAMS = ("stdout", "stderr", "result")
 _PR_SET_DUMPABLE = 4
+_F_SETPIPE_SZ = 1031
+_REQUEST_PIPE_BYTES = 1 << 20  # the unprivileged maximum (fs.pipe-max-size): big inputs in few round trips
 
 SELF_TEST = "import torch\nx = torch.ones(2, requires_grad=True)\n(x * 3).sum().backward()\n"
 
 
 def _thread_count() -> int:
-    return len(os.listdir("/proc/self/task"))
+    return zygote.thread_count()
+
+
+def _write_line(message: dict[str, Any]) -> None:
+    data = (json.dumps(message) + "\n").encode()
+    while data:
+        data = data[os.write(1, data):]
+
+
+class ZygoteGone(Exception):
+    """The template process died, stopped listening or became unsafe: the dispatcher exits at once (no slow
+    interpreter teardown) so the client sees EOF and restarts the whole server."""
+
+    def __init__(self, why: str, code: int = 4) -> None:
+        super().__init__(why)
+        self.code = code
 
 
 @dataclass
 class Job:
     id: int
-    pid: int
-    pidfd: int
     fds: dict[str, int]
     deadline: float
     output_cap: int
     result_cap: int
     started: float
     workdir: str | None
+    request: memoryview | None  # the raw request line, until it is all in the request pipe
+    request_fd: int | None
+    pid: int | None = None  # known once the zygote has forked the child
     bufs: dict[str, bytearray] = field(default_factory=lambda: {s: bytearray() for s in _STREAMS})
     open: set[str] = field(default_factory=lambda: set(_STREAMS))
     output_total: int = 0
@@ -64,14 +98,19 @@ class Job:
     cpu_ms: float = 0.0
     maxrss_kb: int = 0
     ended: float = 0.0
+    finished: bool = False
 
 
 class Server:
-    def __init__(self, *, isolated: bool) -> None:
+    """The dispatcher: reads requests, owns every job's pipes and buffers, never forks a job itself."""
+
+    def __init__(self, *, isolated: bool, zygote_sock: socket.socket) -> None:
         self.isolated = isolated
-        self.pid = os.getpid()
+        self.zygote = zygote_sock
         self.selector = selectors.DefaultSelector()
-        self.jobs: dict[int, Job] = {}
+        self.selector.register(zygote_sock.fileno(), selectors.EVENT_READ, ("zygote", None, None))
+        self.jobs: dict[int, Job] = {}  # by job id
+        self.by_pid: dict[int, Job] = {}
         self.inbuf = bytearray()
         self.replies: dict[int, dict[str, Any]] = {}
         self.capture_replies = False
@@ -82,63 +121,106 @@ class Server:
         if self.capture_replies:
             self.replies[message["id"]] = message
             return
-        data = (json.dumps(message) + "\n").encode()
-        while data:
-            data = data[os.write(1, data):]
+        _write_line(message)
+
+    def order(self, message: dict[str, Any], fds: list[int] | None = None) -> None:
+        try:
+            if fds:
+                socket.send_fds(self.zygote, [json.dumps(message).encode()], fds)
+            else:
+                self.zygote.send(json.dumps(message).encode())
+        except OSError as exc:
+            raise ZygoteGone(str(exc)) from exc
 
     # Starting a job ------------------------------------------------------------------------------------------
 
-    def start_job(self, request: dict[str, Any]) -> None:
-        from sandbox import runner
+    def start_job(self, request: dict[str, Any], raw: bytes | bytearray) -> None:
+        """Hand the child's pipe ends to the zygote; the request itself goes down the request pipe later."""
         from sandbox.limits import Limits
 
         job_id = int(request["id"])
         limits = Limits.from_json(request.get("limits") or {})
-        if _thread_count() != 1:  # fork-safety invariant; restart rather than fork a poisoned child
-            self.send({"id": job_id, "event": "error", "message": "fork server is multi-threaded"})
-            sys.exit(3)
+        if job_id in self.jobs:
+            self.send({"id": job_id, "event": "error", "message": "duplicate job id"})
+            return
+        request_r, request_w = os.pipe()
+        if len(raw) > 1 << 16:
+            try:
+                fcntl.fcntl(request_w, _F_SETPIPE_SZ, min(len(raw), _REQUEST_PIPE_BYTES))
+            except OSError:  # over the per-user pipe budget: the default 64 KiB works, just in more steps
+                pass
         pipes = {name: os.pipe() for name in _STREAMS}
         workdir = None if self.isolated else tempfile.mkdtemp(prefix="depthcards-job-")
         started = time.monotonic()
+        child_ends = [request_r] + [pipes[name][1] for name in _STREAMS]
         try:
-            pid = os.fork()
-        except OSError as exc:  # EAGAIN/ENOMEM: fail this job, keep serving
-            for pair in pipes.values():
-                os.close(pair[0])
-                os.close(pair[1])
-            self.send({"id": job_id, "event": "error", "message": f"fork failed: {exc}"})
-            return
-        if pid == 0:
-            runner.child_main(
-                request, out_fd=pipes["stdout"][1], err_fd=pipes["stderr"][1], result_fd=pipes["result"][1],
-                isolated=self.isolated, server_pid=self.pid, workdir=workdir or "",
-            )
-        for read_end, write_end in pipes.values():
-            os.close(write_end)
+            self.order({"op": "fork", "id": job_id, "workdir": workdir or ""}, child_ends)
+        finally:
+            for fd in child_ends:  # the zygote holds its own copies now (or never will)
+                os.close(fd)
+        os.set_blocking(request_w, False)
+        for read_end, _ in pipes.values():
             os.set_blocking(read_end, False)
         job = Job(
-            id=job_id, pid=pid, pidfd=os.pidfd_open(pid),
-            fds={name: pair[0] for name, pair in pipes.items()},
+            id=job_id, fds={name: pair[0] for name, pair in pipes.items()},
             deadline=started + float(limits.wall_s), output_cap=int(limits.output_bytes),
             # base64 inflates tensors by 4/3; the JSON around them is small.
             result_cap=int(limits.result_bytes) * 4 // 3 + (1 << 20), started=started, workdir=workdir,
+            request=memoryview(raw), request_fd=request_w,
         )
-        self.jobs[pid] = job
+        self.jobs[job_id] = job
         for name, fd in job.fds.items():
             self.selector.register(fd, selectors.EVENT_READ, ("stream", job, name))
-        self.selector.register(job.pidfd, selectors.EVENT_READ, ("exit", job, None))
-        self.send({"id": job_id, "event": "started"})
+
+    def on_forked(self, job: Job, pid: int) -> None:
+        job.pid = pid
+        self.by_pid[pid] = job
+        self.write_request(job)
+        if job.killed is not None:  # killed (output flood, deadline) before its pid was known
+            self.order({"op": "kill", "pid": pid})
+        self.send({"id": job.id, "event": "started"})
+
+    def on_failed(self, job: Job, message: str) -> None:
+        job.finished = True
+        del self.jobs[job.id]
+        self.close_request(job)
+        for name in list(job.open):
+            self.close_stream(job, name)
+        if job.workdir:
+            shutil.rmtree(job.workdir, ignore_errors=True)
+        self.send({"id": job.id, "event": "error", "message": message})
+
+    def write_request(self, job: Job) -> None:
+        """Feed the request pipe without blocking; once it is all written, drop our copy and close the pipe."""
+        assert job.request is not None and job.request_fd is not None
+        while job.request:
+            try:
+                job.request = job.request[os.write(job.request_fd, job.request):]
+            except BlockingIOError:
+                key = self.selector.get_map().get(job.request_fd)
+                if key is None:
+                    self.selector.register(job.request_fd, selectors.EVENT_WRITE, ("request", job, None))
+                return
+            except OSError:  # EPIPE: the child is already gone; its exit report says why
+                break
+        self.close_request(job)
+
+    def close_request(self, job: Job) -> None:
+        if job.request_fd is not None:
+            if job.request_fd in self.selector.get_map():
+                self.selector.unregister(job.request_fd)
+            os.close(job.request_fd)
+            job.request_fd = None
+        job.request = None
 
     # Watching jobs ----------------------------------------------------------------------------------------
 
     def kill(self, job: Job, reason: str) -> None:
+        """SIGKILL the job's process group, through the zygote (its parent: the pid cannot have been reused)."""
         if job.killed is None and job.status is None:
             job.killed = reason
-        for kill in (os.killpg, os.kill):
-            try:
-                kill(job.pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
+        if job.pid is not None and job.status is None:
+            self.order({"op": "kill", "pid": job.pid})
 
     def on_stream(self, job: Job, name: str) -> bool:
         """Read one chunk; False when nothing was there (EOF closes the stream)."""
@@ -174,14 +256,39 @@ class Server:
             os.close(job.fds[name])
             job.open.discard(name)
 
-    def on_exit(self, job: Job) -> None:
-        _, status, rusage = os.wait4(job.pid, 0)
+    def on_zygote(self) -> None:
+        """Every message the zygote has sent: forked, failed, exit (status and rusage of a reaped child)."""
+        while True:
+            try:
+                data = self.zygote.recv(1 << 16, socket.MSG_DONTWAIT)
+            except BlockingIOError:
+                return
+            except OSError as exc:
+                raise ZygoteGone(str(exc)) from exc
+            if not data:
+                raise ZygoteGone("EOF")
+            message = json.loads(data)
+            event = message.get("event")
+            if event == "exit":
+                job = self.by_pid.pop(message["pid"], None)
+                if job is not None:
+                    self.on_exit(job, message)
+                continue
+            job = self.jobs.get(message.get("id"))  # type: ignore[arg-type]
+            if event == "forked" and job is not None:
+                self.on_forked(job, int(message["pid"]))
+            elif event == "failed":
+                if job is not None:
+                    self.on_failed(job, str(message.get("message")))
+                if message.get("fatal"):
+                    raise ZygoteGone(str(message.get("message")), zygote.EXIT_MULTITHREADED)
+
+    def on_exit(self, job: Job, report: dict[str, Any]) -> None:
         job.ended = time.monotonic()
-        job.status = status
-        job.cpu_ms = (rusage.ru_utime + rusage.ru_stime) * 1000
-        job.maxrss_kb = rusage.ru_maxrss
-        self.selector.unregister(job.pidfd)
-        os.close(job.pidfd)
+        job.status = int(report["status"])
+        job.cpu_ms = float(report["cpu_ms"])
+        job.maxrss_kb = int(report["maxrss_kb"])
+        self.close_request(job)
         # The child is gone, so its pipes hold all they will ever hold: drain them, then close.
         for name in list(job.open):
             while self.on_stream(job, name):
@@ -190,11 +297,12 @@ class Server:
         self.finish(job)
 
     def finish(self, job: Job) -> None:
-        del self.jobs[job.pid]
+        job.finished = True
+        del self.jobs[job.id]
         if job.workdir:
             shutil.rmtree(job.workdir, ignore_errors=True)  # fd-based, never follows the child's symlinks
         status = job.status or 0
-        self.send({
+        message = {
             "id": job.id,
             "event": "done",
             "exit_code": os.WEXITSTATUS(status) if os.WIFEXITED(status) else None,
@@ -207,7 +315,9 @@ class Server:
             "duration_ms": round((job.ended - job.started) * 1000, 3),
             "cpu_ms": round(job.cpu_ms, 3),
             "maxrss_kb": job.maxrss_kb,
-        })
+        }
+        job.bufs.clear()  # the user's output is not kept past its answer
+        self.send(message)
 
     # Control channel ------------------------------------------------------------------------------------
 
@@ -225,13 +335,13 @@ class Server:
         while b"\n" in self.inbuf:
             line, _, rest = self.inbuf.partition(b"\n")
             self.inbuf = bytearray(rest)
-            self.handle(json.loads(line))
+            self.handle(json.loads(line), line)
         return True
 
-    def handle(self, request: dict[str, Any]) -> None:
+    def handle(self, request: dict[str, Any], raw: bytes | bytearray) -> None:
         op = request.get("op")
         if op == "run":
-            self.start_job(request)
+            self.start_job(request, raw)
         elif op == "ping":
             self.send({"id": request.get("id"), "event": "pong", "jobs": len(self.jobs)})
         else:
@@ -245,10 +355,14 @@ class Server:
             if kind == "control":
                 if not self.on_control():
                     raise SystemExit(0)
-            elif kind == "stream" and job.pid in self.jobs:
+            elif kind == "zygote":
+                self.on_zygote()
+            elif job.finished:
+                continue  # answered earlier in this round; its descriptor may already be another job's
+            elif kind == "stream":
                 self.on_stream(job, name)
-            elif kind == "exit" and job.pid in self.jobs:
-                self.on_exit(job)
+            elif kind == "request":
+                self.write_request(job)
         now = time.monotonic()
         for job in list(self.jobs.values()):
             if job.killed is None and now >= job.deadline:
@@ -260,9 +374,15 @@ class Server:
         try:
             while True:
                 self.step()
+        except ZygoteGone as exc:
+            print(f"fork server: the zygote is gone ({exc}); exiting", file=sys.stderr, flush=True)
+            for job in self.jobs.values():  # its children died with it (PDEATHSIG)
+                if job.workdir:
+                    shutil.rmtree(job.workdir, ignore_errors=True)
+            os._exit(exc.code)
         finally:
-            for job in list(self.jobs.values()):
-                self.kill(job, "shutdown")
+            # EOF on its socket makes the zygote SIGKILL every child it has not reaped (and then exit).
+            self.zygote.close()
 
     def self_test(self) -> str | None:
         """Run one real job through every layer; the reason it failed, or None."""
@@ -271,11 +391,15 @@ class Server:
         limits = Limits(wall_s=30).to_json()
         self.capture_replies = True
         try:
-            self.start_job({"id": 0, "code": SELF_TEST, "wants": ["x.grad"], "limits": limits})
+            jobs = [{"id": 0, "code": SELF_TEST, "wants": ["x.grad"], "limits": limits}]
             if self.isolated:
-                self.start_job({"id": 1, "code": "import socket\nsocket.socket()\n", "limits": limits})
+                jobs.append({"id": 1, "code": "import socket\nsocket.socket()\n", "limits": limits})
+            for job in jobs:
+                self.start_job(job, json.dumps(job).encode())
             while self.jobs:
                 self.step()
+        except ZygoteGone as exc:
+            return f"the fork server's zygote failed during the self-test: {exc}"
         finally:
             self.capture_replies = False
         reply = self.replies.pop(0)
@@ -303,17 +427,22 @@ def main() -> None:
     from sandbox import runner
 
     runner.warm_up()
-    # Non-dumpable (inherited by children): /proc/<server>/{mem,environ} and ptrace need privileges nobody has.
+    # Non-dumpable (inherited by the zygote and every child): /proc/<pid>/{mem,environ} and ptrace of the
+    # dispatcher or the zygote need privileges nobody has.
     ctypes.CDLL(None).prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0)
-    server = Server(isolated=isolated)
     threads = _thread_count()
     error = None if threads == 1 else f"fork server has {threads} threads after warm-up"
-    error = error or server.self_test()
-    server.send({
+    server = None
+    if error is None:
+        # Before the first request is read: the template every job is forked from never holds job data.
+        zygote_sock, _ = zygote.spawn(isolated=isolated)
+        server = Server(isolated=isolated, zygote_sock=zygote_sock)
+        error = server.self_test()
+    _write_line({
         "id": None, "event": "hello", "ok": error is None, "error": error, "isolated": isolated,
         "torch": torch.__version__, "python": sys.version.split()[0], "threads": threads,
     })
-    if error is None:
+    if server is not None and error is None:
         server.serve()
 
 

@@ -133,7 +133,8 @@ def test_card_page_links_its_challenges(app_client: TestClient) -> None:
     html = soup(app_client.get("/cards/saved-tensors").text)
     links = {a["href"] for a in html.select("#challenges a")}
     assert links == {"/challenges/fix-sigmoid-scale-budget", "/challenges/predict-scalar-mul-inplace"}
-    assert soup(app_client.get("/").text).select_one('nav a[href="/playground"]') is not None
+    assert soup(app_client.get("/").text).select_one('nav a[href="/challenges"]') is not None
+    assert soup(app_client.get("/challenges").text).select_one('a[href="/playground"]') is not None
 
 
 def test_unfinished_submissions_run_after_a_restart(tmp_path: Path) -> None:

@@ -9,8 +9,10 @@ import os
 import socket
 import sqlite3
 import threading
+import time
 import uuid
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -310,4 +312,72 @@ def test_cant_escape_through_proc_root_or_cwd(sandbox: Sandbox, assert_healthy: 
     )
     result = sandbox.run(code)
     assert "CANARY" not in result.stdout, result
+    assert_healthy(sandbox)
+
+
+# Searches this process's whole readable memory (every readable mapping in /proc/self/maps, read through
+# /proc/self/mem: Python objects, freed heap, stacks, library data) for HEAD immediately followed by TAIL.
+# The needle is never built here (only its two halves), so a hit can only be memory inherited at fork time.
+# A control string that *is* in memory proves the scan works.
+_MEMORY_SCAN = """\
+import os
+HEAD, TAIL = bytes.fromhex({head!r}), bytes.fromhex({tail!r})
+CONTROL_HEAD, CONTROL_TAIL = b'control-', bytes.fromhex({control!r})
+control = bytearray(CONTROL_HEAD) + CONTROL_TAIL  # contiguous, alive during the scan
+
+
+def regions():
+    with open('/proc/self/maps') as maps:
+        for line in maps.read().splitlines():
+            span, perms = line.split()[:2]
+            if perms.startswith('r'):
+                yield (int(x, 16) for x in span.split('-'))
+
+
+def count(data, head, tail):
+    hits, i = 0, data.find(head)
+    while i != -1:
+        hits += data.startswith(tail, i + len(head))
+        i = data.find(head, i + 1)
+    return hits
+
+
+secret = found_control = scanned = 0
+mem = os.open('/proc/self/mem', os.O_RDONLY)
+for start, end in list(regions()):
+    pos = start
+    while pos < end:
+        size = min(8 << 20, end - pos)
+        try:
+            data = os.pread(mem, size, pos)
+        except OSError:  # [vvar], [vsyscall]
+            break
+        scanned += len(data)
+        secret += count(data, HEAD, TAIL)
+        found_control += count(data, CONTROL_HEAD, CONTROL_TAIL)
+        pos += size if pos + size >= end else size - 64  # overlap: a needle across chunks is still seen
+        del data
+print(f'secret={{secret}} control={{found_control > 0}} scanned_mb={{scanned >> 20}}')
+"""
+
+
+def test_cant_read_another_jobs_code_or_output(sandbox: Sandbox, assert_healthy: Healthy) -> None:
+    """A job searching its own memory finds nothing of a concurrent job's source or output."""
+    secret = f"other-users-secret-{uuid.uuid4().hex}"
+    victim = f"import time\nSECRET = {secret!r}\nprint(SECRET, flush=True)\ntime.sleep(2)\n"
+    half = len(secret) // 2
+    thief = _MEMORY_SCAN.format(
+        head=secret[:half].encode().hex(), tail=secret[half:].encode().hex(), control=uuid.uuid4().hex.encode().hex()
+    )
+    with ThreadPoolExecutor(1) as pool:
+        running = pool.submit(sandbox.run, victim, limits=Limits(wall_s=8.0))
+        time.sleep(0.7)  # the victim has been read by the server, forked, and has printed its secret
+        assert not running.done()
+        result = sandbox.run(thief, limits=Limits(wall_s=30.0, cpu_s=30))
+        victim_result = running.result(timeout=30)
+    assert victim_result.outcome == outcomes.OK and victim_result.stdout == secret + "\n", victim_result
+    assert result.outcome == outcomes.OK, result
+    found, control, scanned = (part.split("=")[1] for part in result.stdout.split())
+    assert control == "True" and int(scanned) >= 100, result.stdout  # the scan works and covered the process
+    assert found == "0", f"a job read a concurrent job's code or output from its own memory: {result.stdout}"
     assert_healthy(sandbox)

@@ -11,6 +11,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from sandbox import Limits, Sandbox, SandboxUnavailable, outcomes
+from sandbox.client import _find_descendant
 
 Healthy = Callable[[Sandbox], None]
 
@@ -30,6 +31,22 @@ def test_killed_server_is_restarted(own_sandbox: Sandbox, assert_healthy: Health
     os.kill(pid, signal.SIGKILL)
     assert_healthy(own_sandbox)
     assert own_sandbox.server_pid not in (None, pid)
+
+
+def test_killed_zygote_restarts_the_server(own_sandbox: Sandbox, assert_healthy: Healthy) -> None:
+    """Jobs are forked by a template process under the server; without it the server exits and is replaced."""
+    server = own_sandbox.server_pid
+    assert server is not None
+    zygote = _find_descendant(server, b"sandbox.forkserver")
+    assert zygote is not None and zygote != server
+    restarts = own_sandbox.restarts
+    os.kill(zygote, signal.SIGKILL)
+    deadline = time.monotonic() + 5
+    while own_sandbox.server_pid == server and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert own_sandbox.server_pid != server  # the server noticed and exited by itself
+    assert_healthy(own_sandbox)
+    assert own_sandbox.restarts == restarts + 1
 
 
 def test_wedged_server_is_detected_and_restarted(own_sandbox: Sandbox, assert_healthy: Healthy) -> None:
