@@ -154,8 +154,11 @@ def _count(session: Session, query: Any, *, cap: int | None = None) -> int:
     return int(session.scalar(select(func.count()).select_from(query.subquery())) or 0)
 
 
-def counts(session: Session, *, user_id: int, deck: Deck, settings: StudySettings, now: datetime) -> Counts:
-    day = today(session, user_id=user_id, settings=settings, now=now)
+def counts(
+    session: Session, *, user_id: int, deck: Deck, settings: StudySettings, now: datetime, day: Today | None = None
+) -> Counts:
+    """New, learning and review items left today (day: today's limits, when the caller already has them)."""
+    day = day or today(session, user_id=user_id, settings=settings, now=now)
     return Counts(
         # New items are mostly met in card order, so the unseen ones cluster at its end: count from the end, and
         # the capped scan stops after new_left hits instead of first walking past every item already studied
@@ -166,7 +169,9 @@ def counts(session: Session, *, user_id: int, deck: Deck, settings: StudySetting
     )
 
 
-def next_item(session: Session, *, user_id: int, deck: Deck, settings: StudySettings, now: datetime) -> str | None:
+def next_item(
+    session: Session, *, user_id: int, deck: Deck, settings: StudySettings, now: datetime, day: Today | None = None
+) -> str | None:
     """The id of the item to show now, or None when nothing is left for today.
 
     Learning steps that are due come first, then reviews, then new items; a learning step due within
@@ -175,7 +180,7 @@ def next_item(session: Session, *, user_id: int, deck: Deck, settings: StudySett
     due_learning = session.scalar(_learning(user_id, deck, now, ahead=False).order_by(col(ItemState.due)).limit(1))
     if due_learning is not None:
         return str(due_learning)
-    day = today(session, user_id=user_id, settings=settings, now=now)
+    day = day or today(session, user_id=user_id, settings=settings, now=now)
     if day.reviews_left > 0:
         review = session.scalar(_reviews(user_id, deck, now, day.end).order_by(col(ItemState.due)).limit(1))
         if review is not None:

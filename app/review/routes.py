@@ -55,20 +55,20 @@ def _item_view(session: Session, shown: service.Shown) -> dict[str, Any]:
 def _reviewer(request: Request, session: Session, *, deck: Deck, study_session: str, shown: service.Shown | None) -> Response:
     settings = service.get_settings(session, user_id=LOCAL_USER_ID)
     now = _now()
+    day = today(session, user_id=LOCAL_USER_ID, settings=settings, now=now)  # once per request: three users below
     if shown is None:
-        shown = service.show_next(session, user_id=LOCAL_USER_ID, deck=deck, settings=settings, now=now)
+        shown = service.show_next(session, user_id=LOCAL_USER_ID, deck=deck, settings=settings, now=now, day=day)
     context: dict[str, Any] = {
         "deck": deck,
         # The deck picker is outside the swapped fragment: only a full page needs it.
         "decks": [] if is_partial(request) else _deck_choices(session),
         "study_session": study_session,
-        "counts": counts(session, user_id=LOCAL_USER_ID, deck=deck, settings=settings, now=now),
+        "counts": counts(session, user_id=LOCAL_USER_ID, deck=deck, settings=settings, now=now, day=day),
         "ratings": RATING_NAMES,
         "summary": session_summary(session, user_id=LOCAL_USER_ID, study_session=study_session),
         "item": _item_view(session, shown) if shown else None,
     }
     if shown is None:
-        day = today(session, user_id=LOCAL_USER_ID, settings=settings, now=now)
         context["next_due"] = next_learning_due(session, user_id=LOCAL_USER_ID, deck=deck, now=now, day_end=day.end)
         context["now"] = now
     return render(request, "review/review.html", context, block="reviewer")

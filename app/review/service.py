@@ -21,7 +21,7 @@ from app.errors import AppError, Conflict, NotFound
 from app.models import ItemState, ReviewItem, ReviewLog, ShownItem, StudySettings
 from app.review import scheduler
 from app.review.days import day_bounds, zone
-from app.review.queue import REVIEW_STATE, Deck, next_item
+from app.review.queue import REVIEW_STATE, Deck, Today, next_item
 
 
 @dataclass(frozen=True)
@@ -103,8 +103,10 @@ def prune_shown(session: Session, *, now: datetime) -> int:
     return int(result.rowcount or 0)  # type: ignore[attr-defined]
 
 
-def show_next(session: Session, *, user_id: int, deck: Deck, settings: StudySettings, now: datetime) -> Shown | None:
-    item_id = next_item(session, user_id=user_id, deck=deck, settings=settings, now=now)
+def show_next(
+    session: Session, *, user_id: int, deck: Deck, settings: StudySettings, now: datetime, day: Today | None = None
+) -> Shown | None:
+    item_id = next_item(session, user_id=user_id, deck=deck, settings=settings, now=now, day=day)
     return None if item_id is None else show(session, user_id=user_id, item_id=item_id, settings=settings, now=now)
 
 
