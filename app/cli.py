@@ -9,7 +9,7 @@ from typing import Annotated, Optional
 import typer
 
 from app.export.cli import export_app, import_app
-from app.settings import Settings, describe_settings
+from app.settings import Settings, describe_settings, settings_markdown
 
 cli = typer.Typer(help="DepthCards: bilingual deep-learning interview cards.", no_args_is_help=True, add_completion=False)
 
@@ -77,8 +77,13 @@ def reload(data_dir: DataDir = None, cards_dir: CardsDir = None) -> None:
 
 
 @cli.command("settings")
-def show_settings() -> None:
+def show_settings(
+    markdown: Annotated[bool, typer.Option("--markdown", help="Print docs/settings.md instead of a plain table.")] = False,
+) -> None:
     """List every setting: environment variable, default and help."""
+    if markdown:
+        typer.echo(settings_markdown(), nl=False)
+        return
     rows = describe_settings()
     env_width = max(len(env) for env, _, _ in rows)
     default_width = max(len(default) for _, default, _ in rows)

@@ -49,3 +49,17 @@ def describe_settings() -> list[tuple[str, str, str]]:
             default = default.relative_to(PROJECT_DIR) if default.is_relative_to(PROJECT_DIR) else default
         rows.append((f"DEPTHCARDS_{name.upper()}", str(default), info.description or ""))
     return rows
+
+
+def settings_markdown() -> str:
+    """docs/settings.md: every setting as a table row (tests/test_settings_doc.py keeps it current)."""
+    lines = [
+        "# Settings",
+        "",
+        "Every setting can be given as an environment variable; `depthcards settings` prints the same list.",
+        "",
+        "| variable | default | what it sets |",
+        "|---|---|---|",
+    ]
+    lines += [f"| `{env}` | `{default}` | {help_text} |" for env, default, help_text in describe_settings()]
+    return "\n".join(lines) + "\n"
