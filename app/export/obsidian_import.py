@@ -35,10 +35,10 @@ from app.export import srs_syntax
 from app.export.common import ExportError
 from app.models import LOCAL_USER_ID, ItemState, ReviewItem, ReviewLog, StudySettings
 from app.review import scheduler
-from app.review.service import policy_for
+from app.review.queue import REVIEW_STATE
+from app.review.service import answered, as_log_json, policy_for, snapshot
 
 _SAME_MOMENT = timedelta(seconds=1)  # the comment keeps milliseconds; our logs keep microseconds
-_REVIEW = 2
 _PLUGIN_POLICY = scheduler.Policy(fuzz=False)  # ts-fsrs defaults: FSRS-6 weights, 1m/10m learning, 10m relearning
 
 
@@ -108,7 +108,7 @@ def scan_vault(vault: Path, report: ImportReport) -> list[_Found]:
 def infer_rating(before: dict[str, Any] | None, schedule: srs_syntax.FsrsSchedule, *, at: datetime, lapses_before: int,
                  state_before: int) -> int:
     """The grade that best explains the plugin's new state (see the module docstring)."""
-    if schedule.lapses > lapses_before and state_before == _REVIEW:
+    if schedule.lapses > lapses_before and state_before == REVIEW_STATE:
         return 1
     candidates = scheduler.next_states(before, policy=_PLUGIN_POLICY, now=at)
 
@@ -174,14 +174,14 @@ def _merge_one(
         # The usual case: the Obsidian review is the newest; apply it as an answer in the app would.
         before_card = state.fsrs_card if state is not None and state.reps else None
         rating = _rating(entry, before_card, reps=state.reps if state else 0, lapses=state.lapses if state else 0, report=report)
-        snapshot = _snapshot(state)
+        before = snapshot(state)
         after = _apply(state, user_id=user_id, item_id=entry.item_id, before_card=before_card, rating=rating, at=at,
                        policy=policy, session=session)
-        session.add(_log(user_id, entry, rating, at, snapshot, after, study_session, token))
+        session.add(_log(user_id, entry, rating, at, before, after, study_session, token))
     else:
         # Both sides reviewed: slot the Obsidian review in, then replay the item's answers in time order.
         before_card = earlier[-1].state_after.get("fsrs_card") if earlier else None
-        lapses = sum(1 for log in earlier if log.rating == 1 and (log.state_before or {}).get("state") == _REVIEW)
+        lapses = sum(1 for log in earlier if log.rating == 1 and (log.state_before or {}).get("state") == REVIEW_STATE)
         rating = _rating(entry, before_card, reps=len(earlier), lapses=lapses, report=report)
         new_log = _log(user_id, entry, rating, at, None, {}, study_session, token)
         suspended = state.suspended if state is not None else False
@@ -190,7 +190,7 @@ def _merge_one(
             session.flush()
         state = None
         for log in [*earlier, new_log, *logs[len(earlier):]]:
-            before = _snapshot(state)
+            before = snapshot(state)
             after = _apply(state, user_id=user_id, item_id=entry.item_id,
                            before_card=state.fsrs_card if state is not None and state.reps else None,
                            rating=log.rating, at=_aware(log.reviewed_at), policy=policy, session=session)
@@ -219,14 +219,6 @@ def _aware(moment: datetime) -> datetime:
     return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
 
 
-def _snapshot(state: ItemState | None) -> dict[str, Any] | None:
-    if state is None:
-        return None
-    data = state.model_dump(mode="json")
-    data.pop("user_id")
-    data.pop("item_id")
-    return data
-
 
 def _apply(
     state: ItemState | None,
@@ -240,20 +232,7 @@ def _apply(
     session: Session,
 ) -> dict[str, Any]:
     """Move the item's state by one answer, as app/review/service.answer does; returns the log's state_after."""
-    chosen = scheduler.next_states(before_card, policy=policy, now=at)[rating]
-    cols = scheduler.columns(chosen)
-    lapse = 1 if rating == 1 and state is not None and state.state == _REVIEW else 0
-    first = state.first_reviewed_at if state is not None and state.first_reviewed_at else at
-    values: dict[str, Any] = dict(
-        fsrs_card=chosen,
-        schema_version=scheduler.SCHEMA_VERSION,
-        reps=(state.reps if state else 0) + 1,
-        lapses=(state.lapses if state else 0) + lapse,
-        first_reviewed_at=first,
-        last_reviewed_at=at,
-        buried_until=None,
-        **cols,
-    )
+    values = answered(state, scheduler.next_states(before_card, policy=policy, now=at)[rating], rating=rating, at=at)
     if state is None:
         session.add(ItemState(user_id=user_id, item_id=item_id, suspended=False, **values))
     else:
@@ -261,8 +240,7 @@ def _apply(
             setattr(state, key, value)
         session.add(state)
     session.flush()
-    return {**values, "due": cols["due"].isoformat(), "first_reviewed_at": _aware(first).isoformat(),
-            "last_reviewed_at": at.isoformat()}
+    return as_log_json(values)
 
 
 def _log(user_id: int, entry: _Found, rating: int, at: datetime, before: dict[str, Any] | None, after: dict[str, Any],

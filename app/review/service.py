@@ -59,7 +59,7 @@ def get_settings(session: Session, *, user_id: int) -> StudySettings:
     return settings
 
 
-def _snapshot(state: ItemState | None) -> dict[str, Any] | None:
+def snapshot(state: ItemState | None) -> dict[str, Any] | None:
     """Everything needed to put an item's state back exactly (for undo)."""
     if state is None:
         return None
@@ -67,6 +67,29 @@ def _snapshot(state: ItemState | None) -> dict[str, Any] | None:
     data.pop("user_id")
     data.pop("item_id")
     return data
+
+
+def answered(state: ItemState | None, chosen: dict[str, Any], *, rating: int, at: datetime) -> dict[str, Any]:
+    """An item's new column values after an answer at `at` that chose the fsrs card `chosen`."""
+    lapse = 1 if rating == 1 and state is not None and state.state == REVIEW_STATE else 0
+    return dict(
+        fsrs_card=chosen,
+        schema_version=scheduler.SCHEMA_VERSION,
+        reps=(state.reps if state else 0) + 1,
+        lapses=(state.lapses if state else 0) + lapse,
+        first_reviewed_at=(state.first_reviewed_at if state and state.first_reviewed_at else at),
+        last_reviewed_at=at,
+        buried_until=None,
+        **scheduler.columns(chosen),
+    )
+
+
+def as_log_json(values: dict[str, Any]) -> dict[str, Any]:
+    """answered()'s values as stored in ReviewLog.state_after (datetimes as ISO strings)."""
+    return {
+        **values,
+        **{key: values[key].isoformat() for key in ("due", "first_reviewed_at", "last_reviewed_at")},
+    }
 
 
 def show(session: Session, *, user_id: int, item_id: str, settings: StudySettings, now: datetime) -> Shown:
@@ -138,20 +161,8 @@ def answer(
     reps_before = state.reps if state else 0
     if reps_before != shown.reps_when_shown:
         raise Conflict("this item was answered elsewhere since it was shown: reload to continue")
-    before = _snapshot(state)
-    chosen = shown.candidates[str(rating)]
-    cols = scheduler.columns(chosen)
-    lapse = 1 if rating == 1 and state is not None and state.state == REVIEW_STATE else 0
-    values = dict(
-        fsrs_card=chosen,
-        schema_version=scheduler.SCHEMA_VERSION,
-        reps=reps_before + 1,
-        lapses=(state.lapses if state else 0) + lapse,
-        first_reviewed_at=(state.first_reviewed_at if state and state.first_reviewed_at else now),
-        last_reviewed_at=now,
-        buried_until=None,
-        **cols,
-    )
+    before = snapshot(state)
+    values = answered(state, shown.candidates[str(rating)], rating=rating, at=now)
     try:
         if state is None or before is None:
             session.add(ItemState(user_id=user_id, item_id=item_id, suspended=False, **values))
@@ -172,9 +183,7 @@ def answer(
             reviewed_at=now,
             duration_ms=duration_ms,
             state_before=before if before is not None else {"state": 0},
-            state_after={**values, "fsrs_card": chosen, "due": cols["due"].isoformat(),
-                         "first_reviewed_at": values["first_reviewed_at"].isoformat(),  # type: ignore[union-attr]
-                         "last_reviewed_at": now.isoformat()},
+            state_after=as_log_json(values),
             study_session=study_session,
             token=token,
         )
