@@ -9,7 +9,7 @@ from typing import Annotated, Optional
 import typer
 
 from app.export.cli import export_app, import_app
-from app.settings import Settings, describe_settings, settings_markdown
+from app.settings import Settings, describe_settings, settings_markdown, settings_with
 
 cli = typer.Typer(help="DepthCards: bilingual deep-learning interview cards.", no_args_is_help=True, add_completion=False)
 
@@ -17,21 +17,12 @@ CardsDir = Annotated[Optional[Path], typer.Option("--cards-dir", help="Folder of
 DataDir = Annotated[Optional[Path], typer.Option("--data-dir", help="Folder for the SQLite database.")]
 
 
-def _settings(*, cards_dir: Path | None = None, data_dir: Path | None = None, **extra: object) -> Settings:
-    overrides: dict[str, object] = {k: v for k, v in extra.items() if v is not None}
-    if cards_dir is not None:
-        overrides["cards_dir"] = cards_dir
-    if data_dir is not None:
-        overrides["data_dir"] = data_dir
-    return Settings(**overrides)  # type: ignore[arg-type]
-
-
 @cli.command()
 def check(cards_dir: CardsDir = None) -> None:
     """Validate every card; print every problem as path:line: message; exit 1 if there is any."""
     from app.library import load_library
 
-    settings = _settings(cards_dir=cards_dir)
+    settings = settings_with(cards_dir=cards_dir)
     library = load_library(settings.cards_dir)
     for problem in library.problems:
         typer.echo(str(problem), err=True)
@@ -54,7 +45,7 @@ def serve(
 
     from app.main import create_app
 
-    settings = _settings(cards_dir=cards_dir, data_dir=data_dir, host=host, port=port)
+    settings = settings_with(cards_dir=cards_dir, data_dir=data_dir, host=host, port=port)
     typer.echo(f"DepthCards on http://{settings.host}:{settings.port}  (data: {settings.data_dir})")
     uvicorn.run(create_app(settings), host=settings.host, port=settings.port, log_level=settings.log_level)
 
@@ -62,14 +53,10 @@ def serve(
 @cli.command()
 def reload(data_dir: DataDir = None, cards_dir: CardsDir = None) -> None:
     """Re-index the cards folder into the database now (a running server picks it up on its next request)."""
-    from app.db import open_database
-    from app.cards.index import sync_cards
-    from app.review.items import sync_items
+    from app.library import open_indexed
 
-    settings = _settings(cards_dir=cards_dir, data_dir=data_dir)
-    engine = open_database(settings.db_path)
-    report = sync_cards(engine, settings.cards_dir)
-    sync_items(engine, now=datetime.now(UTC))
+    settings = settings_with(cards_dir=cards_dir, data_dir=data_dir)
+    _, report = open_indexed(settings.db_path, settings.cards_dir, now=datetime.now(UTC))
     for problem in report.problems:
         typer.echo(str(problem), err=True)
     typer.echo(report.summary())
@@ -114,7 +101,7 @@ def optimize(data_dir: DataDir = None) -> None:
     from app.review.optimize import optimize as fit_and_save
 
     labels = {"fit": "Fitting (epochs)", "evaluate": "Comparing old and new", "reschedule": "Rescheduling items"}
-    engine = open_database(_existing_database(_settings(data_dir=data_dir)))
+    engine = open_database(_existing_database(settings_with(data_dir=data_dir)))
     progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                         console=Console(stderr=True))
     tasks: dict[str, object] = {}
@@ -156,7 +143,7 @@ def backup(
     from app.models import LOCAL_USER_ID
     from app.review.backup import dump
 
-    engine = open_database(_existing_database(_settings(data_dir=data_dir)))
+    engine = open_database(_existing_database(settings_with(data_dir=data_dir)))
     try:
         with Session(engine) as session:
             text = dump(session, user_id=LOCAL_USER_ID)
@@ -200,7 +187,7 @@ def restore(
     except AppError as exc:
         typer.echo(f"{file}: {exc.message}", err=True)
         raise typer.Exit(1) from None
-    settings = _settings(data_dir=data_dir)
+    settings = settings_with(data_dir=data_dir)
     engine = open_database(settings.db_path)
     now = datetime.now(UTC)
     try:

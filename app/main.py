@@ -10,14 +10,12 @@ from datetime import UTC, datetime
 from fastapi import Depends, FastAPI
 from sqlmodel import Session
 
-from app.cards.index import sync_cards
 from app.cards.routes import router as cards_router
 from app.challenges.routes import router as challenges_router
 from app.challenges.runtime import start_runtime
-from app.db import open_database
 from app.error_pages import install_error_handlers
 from app.export.routes import router as export_router
-from app.review.items import sync_items
+from app.library import open_indexed
 from app.review.routes import router as review_router
 from app.review.service import prune_shown
 from app.review.settings_routes import router as settings_router
@@ -34,10 +32,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        engine = open_database(settings.db_path)
-        report = sync_cards(engine, settings.cards_dir)
         now = datetime.now(UTC)
-        sync_items(engine, now=now)
+        engine, report = open_indexed(settings.db_path, settings.cards_dir, now=now)
         with Session(engine) as session:
             prune_shown(session, now=now)
         log.info("cards: %s", report.summary())

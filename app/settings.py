@@ -40,6 +40,11 @@ class Settings(BaseSettings):
         return self.data_dir / "depthcards.sqlite3"
 
 
+def settings_with(**overrides: object) -> Settings:
+    """Settings from the environment, with the command-line options that were given (None: not given)."""
+    return Settings(**{key: value for key, value in overrides.items() if value is not None})  # type: ignore[arg-type]
+
+
 def describe_settings() -> list[tuple[str, str, str]]:
     """(environment variable, default, help) for each setting: used by the docs and `depthcards settings`."""
     rows = []

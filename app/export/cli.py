@@ -10,9 +10,10 @@ from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
+from sqlalchemy import Engine
 
 from app.export.common import ExportError, Progress, Selection
-from app.settings import Settings
+from app.settings import Settings, settings_with
 
 export_app = typer.Typer(help="Export the cards for offline use: an HTML handbook or an Obsidian vault.",
                          no_args_is_help=True, add_completion=False)
@@ -30,24 +31,11 @@ DataDir = Annotated[Optional[Path], typer.Option("--data-dir", help="Folder for 
 PROGRESS_FROM = 20  # cards: below this an export is instant and a bar is noise
 
 
-def _settings(cards_dir: Path | None, data_dir: Path | None) -> Settings:
-    overrides: dict[str, object] = {}
-    if cards_dir is not None:
-        overrides["cards_dir"] = cards_dir
-    if data_dir is not None:
-        overrides["data_dir"] = data_dir
-    return Settings(**overrides)  # type: ignore[arg-type]
-
-
-def _open(settings: Settings):  # type: ignore[no-untyped-def]
+def _open(settings: Settings) -> Engine:
     """The database with the index brought up to date with the cards folder (cheap when nothing changed)."""
-    from app.cards.index import sync_cards
-    from app.db import open_database
-    from app.review.items import sync_items
+    from app.library import open_indexed
 
-    engine = open_database(settings.db_path)
-    report = sync_cards(engine, settings.cards_dir)
-    sync_items(engine, now=datetime.now(UTC))
+    engine, report = open_indexed(settings.db_path, settings.cards_dir, now=datetime.now(UTC))
     if report.problems:
         typer.echo(f"note: {len(report.problems)} card problem(s); run `depthcards check` to see them", err=True)
     return engine
@@ -99,7 +87,7 @@ def export_html(
         raise typer.BadParameter(f"choose one of {', '.join(LANGS)}", param_hint="--lang")
     if math not in ("prerender", "script"):
         raise typer.BadParameter("choose prerender or script", param_hint="--math")
-    settings = _settings(cards_dir, data_dir)
+    settings = settings_with(cards_dir=cards_dir, data_dir=data_dir)
     selection = Selection(module=module, topic=topic)
     target = out or Path(handbook_filename(selection=selection, lang=lang))  # type: ignore[arg-type]
     engine = _open(settings)
@@ -133,7 +121,7 @@ def export_obsidian(
 
     from app.export.obsidian import export_vault
 
-    settings = _settings(cards_dir, data_dir)
+    settings = settings_with(cards_dir=cards_dir, data_dir=data_dir)
     engine = _open(settings)
     try:
         with Session(engine) as session, _progress("vault") as progress:
@@ -164,7 +152,7 @@ def import_obsidian(
 
     from app.export.obsidian_import import import_vault
 
-    settings = _settings(cards_dir, data_dir)
+    settings = settings_with(cards_dir=cards_dir, data_dir=data_dir)
     engine = _open(settings)
     try:
         with Session(engine) as session:
