@@ -13,14 +13,10 @@ from __future__ import annotations
 
 import argparse
 import http.client
-import os
-import socket
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -29,6 +25,7 @@ sys.path.insert(0, str(ROOT))
 from app.cards.index import sync_cards  # noqa: E402
 from app.cards.synthetic import write_synthetic_deck  # noqa: E402
 from app.db import open_database  # noqa: E402
+from app.devserver import running_server  # noqa: E402
 
 
 def load_times(cards_dir: Path, work: Path, repeats: int) -> tuple[float, float]:
@@ -51,12 +48,6 @@ def load_times(cards_dir: Path, work: Path, repeats: int) -> tuple[float, float]
     return statistics.median(cold), statistics.median(warm)
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def _p50(conn: http.client.HTTPConnection, path: str, n: int) -> float:
     times = []
     for _ in range(n):
@@ -71,21 +62,8 @@ def _p50(conn: http.client.HTTPConnection, path: str, n: int) -> float:
 
 def page_ratio(cards_dir: Path, work: Path, requests: int) -> tuple[float, float, float]:
     """(card page p50, static file p50, ratio) against one real uvicorn server."""
-    port = _free_port()
-    cmd = [sys.executable, "-m", "app", "serve", "--port", str(port), "--data-dir", str(work / "serve"), "--cards-dir", str(cards_dir)]
-    env = {**os.environ, "DEPTHCARDS_LOG_LEVEL": "warning"}
-    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        deadline = time.monotonic() + 120
-        while True:
-            try:
-                urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=1).read()
-                break
-            except OSError:
-                if time.monotonic() > deadline or proc.poll() is not None:
-                    raise RuntimeError("server did not start")
-                time.sleep(0.2)
-        conn = http.client.HTTPConnection("127.0.0.1", port)
+    with running_server(data_dir=work / "serve", cards_dir=cards_dir, env={"DEPTHCARDS_LOG_LEVEL": "warning"}) as server:
+        conn = http.client.HTTPConnection("127.0.0.1", server.port)
         card_path = "/cards/synthetic-00007"
         static_path = "/static/app.css"
         _p50(conn, card_path, 20)  # warm up both paths
@@ -98,9 +76,6 @@ def page_ratio(cards_dir: Path, work: Path, requests: int) -> tuple[float, float
         conn.close()
         c, s = statistics.median(card), statistics.median(static)
         return c, s, c / s
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
 
 
 def main() -> None:

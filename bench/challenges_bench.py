@@ -11,17 +11,15 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import socket
 import statistics
-import subprocess
-import sys
 import tempfile
 import time
 import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
+
+from app.devserver import start_server
 
 ROOT = Path(__file__).resolve().parent.parent
 OK = "import torch\nx = torch.ones(3, requires_grad=True)\n(x * x).sum().backward()\n"
@@ -60,23 +58,12 @@ def main() -> None:
     parser.add_argument("--n", type=int, default=100)
     parser.add_argument("--clients", type=int, default=4)
     args = parser.parse_args()
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
     data = Path(tempfile.mkdtemp(prefix="dc-bench-"))
-    cmd = [sys.executable, "-m", "app", "serve", "--port", str(port), "--data-dir", str(data),
-           "--cards-dir", str(ROOT / "cards")]
-    env = {**os.environ, "DEPTHCARDS_PER_USER_IN_FLIGHT": str(max(4, args.clients * 2)), "DEPTHCARDS_LOG_LEVEL": "warning"}
-    server = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    base = f"http://127.0.0.1:{port}"
+    env = {"DEPTHCARDS_PER_USER_IN_FLIGHT": str(max(4, args.clients * 2)), "DEPTHCARDS_LOG_LEVEL": "warning"}
+    began = time.perf_counter()
+    server = start_server(data_dir=data, cards_dir=ROOT / "cards", env=env)
+    base = server.base
     try:
-        began = time.perf_counter()
-        while True:
-            try:
-                get(base + "/healthz")
-                break
-            except OSError:
-                time.sleep(0.05)
         print(f"server up in {time.perf_counter() - began:.2f} s")
         began = time.perf_counter()
         first = post(base + "/api/run", {"code": OK})
@@ -106,8 +93,7 @@ def main() -> None:
         submission()
         report("fix submission, POST -> done (polling 5 ms)", timed(submission, max(10, args.n // 4)))
     finally:
-        server.terminate()
-        server.wait(timeout=30)
+        server.stop()
 
 
 if __name__ == "__main__":

@@ -16,17 +16,13 @@ from __future__ import annotations
 
 import argparse
 import http.client
-import os
 import re
 import shutil
-import socket
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 import urllib.parse
-import urllib.request
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -41,6 +37,7 @@ from sqlmodel import Session  # noqa: E402
 from app.cards.index import sync_cards  # noqa: E402
 from app.cards.synthetic import write_synthetic_deck  # noqa: E402
 from app.db import open_database  # noqa: E402
+from app.devserver import running_server  # noqa: E402
 from app.models import LOCAL_USER_ID, ReviewItem, ReviewLog, StudySettings  # noqa: E402
 from app.review import synthetic  # noqa: E402
 from app.review.items import sync_items  # noqa: E402
@@ -167,12 +164,6 @@ def _timed(fn: Callable[[], Any]) -> float:
     return time.perf_counter() - start
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def _field(html: str, name: str) -> str:
     match = re.search(rf'name="{name}" value="([^"]*)"', html)
     if match is None:
@@ -181,21 +172,9 @@ def _field(html: str, name: str) -> str:
 
 
 def http_times(data_dir: Path, cards_dir: Path, answers: int) -> dict[str, float | None]:
-    port = _free_port()
-    cmd = [sys.executable, "-m", "app", "serve", "--port", str(port), "--data-dir", str(data_dir), "--cards-dir", str(cards_dir)]
-    env = {**os.environ, "DEPTHCARDS_LOG_LEVEL": "warning"}
-    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        deadline = time.monotonic() + 180
-        while True:
-            try:
-                urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=1).read()
-                break
-            except OSError:
-                if time.monotonic() > deadline or proc.poll() is not None:
-                    raise RuntimeError("server did not start") from None
-                time.sleep(0.2)
-        conn = http.client.HTTPConnection("127.0.0.1", port)
+    env = {"DEPTHCARDS_LOG_LEVEL": "warning"}
+    with running_server(data_dir=data_dir, cards_dir=cards_dir, env=env, timeout=180) as server:
+        conn = http.client.HTTPConnection("127.0.0.1", server.port)
 
         def get(path: str, headers: dict[str, str] | None = None) -> tuple[int, str]:
             conn.request("GET", path, headers=headers or {})
@@ -230,9 +209,6 @@ def http_times(data_dir: Path, cards_dir: Path, answers: int) -> dict[str, float
         conn.close()
         return {"answer": statistics.median(answer_times), "healthz": statistics.median(health_times),
                 "review page": review_page, "stats": stats, "stats status": status}
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
 
 
 def main() -> None:

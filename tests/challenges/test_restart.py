@@ -5,17 +5,15 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import sqlite3
-import subprocess
-import sys
 import time
 import urllib.error
 import urllib.request
 from pathlib import Path
 from typing import Any
 
-from tests.conftest import CARDS_DIR, ROOT
+from app.devserver import ServerProcess, start_server
+from tests.conftest import CARDS_DIR
 
 # Slow enough that the others are still queued behind it when the server dies; still hits the right error.
 SLOW_SOLUTION = """import time, torch
@@ -27,35 +25,12 @@ y.sum().backward()
 """
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+# One worker: the second and third submissions must wait in the queue when the server dies.
+ONE_WORKER = {"DEPTHCARDS_SANDBOX_MAX_CONCURRENT": "1", "DEPTHCARDS_PER_USER_IN_FLIGHT": "10"}
 
 
-def _start(data_dir: Path, log_name: str) -> tuple[subprocess.Popen[bytes], str]:
-    port = _free_port()
-    env = {
-        **os.environ,
-        "PYTHONUNBUFFERED": "1",
-        "DEPTHCARDS_SANDBOX_MAX_CONCURRENT": "1",  # one worker: the second and third submissions must wait
-        "DEPTHCARDS_PER_USER_IN_FLIGHT": "10",
-    }
-    cmd = [sys.executable, "-m", "app", "serve", "--port", str(port), "--data-dir", str(data_dir), "--cards-dir", str(CARDS_DIR)]
-    log = (data_dir / log_name).open("wb")
-    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, env=env)
-    log.close()
-    base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            urllib.request.urlopen(base + "/healthz", timeout=1).read()
-            return proc, base
-        except OSError:
-            if proc.poll() is not None or time.monotonic() > deadline:
-                proc.kill()
-                raise RuntimeError("server did not start:\n" + (data_dir / log_name).read_text()) from None
-            time.sleep(0.1)
+def _start(data_dir: Path, log_name: str) -> ServerProcess:
+    return start_server(data_dir=data_dir, cards_dir=CARDS_DIR, env=ONE_WORKER, log_path=data_dir / log_name, timeout=60)
 
 
 def _json(method: str, url: str, body: dict[str, Any] | None = None) -> tuple[int, dict[str, Any]]:
@@ -76,7 +51,8 @@ def _statuses(db: Path) -> dict[int, str]:
 def test_server_killed_with_jobs_queued_finishes_them_after_restart(tmp_path: Path) -> None:
     data_dir = tmp_path / "data"
     data_dir.mkdir()
-    proc, base = _start(data_dir, "first.log")
+    server = _start(data_dir, "first.log")
+    base = server.base
     try:
         ids = []
         for _ in range(3):
@@ -86,10 +62,11 @@ def test_server_killed_with_jobs_queued_finishes_them_after_restart(tmp_path: Pa
         before = _statuses(data_dir / "depthcards.sqlite3")
         assert set(before) == set(ids) and "queued" in before.values() and "done" not in before.values()
     finally:
-        os.kill(proc.pid, signal.SIGKILL)
-        proc.wait(timeout=10)
+        os.kill(server.proc.pid, signal.SIGKILL)
+        server.proc.wait(timeout=10)
 
-    proc, base = _start(data_dir, "second.log")
+    server = _start(data_dir, "second.log")
+    base = server.base
     try:
         deadline = time.monotonic() + 90
         while True:
@@ -102,5 +79,4 @@ def test_server_killed_with_jobs_queued_finishes_them_after_restart(tmp_path: Pa
             assert state["verdict"]["passed"] is True, state
             assert state["verdict"]["outcome"] == "inplace_version_error"
     finally:
-        proc.terminate()
-        proc.wait(timeout=30)
+        server.stop()
