@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import case, func, text
+from sqlalchemy.orm import defer
 from sqlmodel import Session, col, select
 
 from app.cards.search import match_query
@@ -36,7 +37,17 @@ class Module:
 
 
 def _active() -> Any:
-    return select(CardRow).where(col(CardRow.retired_at).is_(None))
+    """Active cards, without their rendered HTML and markdown: lists never show them, and decoding those
+    JSON columns for every card was most of a listing's cost (1000 cards: about 200 ms)."""
+    return (
+        select(CardRow)
+        .where(col(CardRow.retired_at).is_(None))
+        .options(defer(CardRow.rendered), defer(CardRow.source))  # type: ignore[arg-type]
+    )
+
+
+def count_active(session: Session) -> int:
+    return int(session.scalar(select(func.count()).select_from(CardRow).where(col(CardRow.retired_at).is_(None))) or 0)
 
 
 def list_cards(

@@ -67,7 +67,7 @@ def status_page(request: Request, session: SessionDep) -> Response:
     context = {
         "problems": queries.load_problems(session),
         "retired": queries.retired_cards(session),
-        "active": len(queries.list_cards(session)),
+        "active": queries.count_active(session),
     }
     return render(request, "status.html", context, block="content")
 
