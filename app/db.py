@@ -56,6 +56,21 @@ def open_database(db_path: Path) -> Engine:
     return engine
 
 
+def begin_write(session: Session) -> None:
+    """Take SQLite's write lock now, so what this transaction reads is what it changes, and nobody writes between.
+
+    pysqlite only begins a transaction at the first INSERT, UPDATE or DELETE: reads before it each see whatever was
+    committed at that moment. BEGIN IMMEDIATE waits (busy_timeout) for another writer to finish instead.
+    The session's commit or rollback ends the transaction.
+    """
+    connection = session.connection()
+    dbapi_connection = connection.connection.dbapi_connection
+    assert dbapi_connection is not None
+    if dbapi_connection.in_transaction:  # type: ignore[attr-defined]
+        raise RuntimeError("begin_write needs the session's earlier writes committed or rolled back first")
+    connection.exec_driver_sql("BEGIN IMMEDIATE")
+
+
 def session_for(engine: Engine) -> Iterator[Session]:
     with Session(engine) as session:
         yield session

@@ -1,4 +1,4 @@
-"""Request-scoped dependencies: the database session and the settings."""
+"""Request-scoped dependencies: the database session, the settings and the kept day queues."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from typing import Annotated
 from fastapi import Depends, Request
 from sqlmodel import Session
 
+from app.review.queue_cache import QueueCache
 from app.settings import Settings
 
 
@@ -21,5 +22,11 @@ def get_settings(request: Request) -> Settings:
     return settings
 
 
+def get_queues(request: Request) -> QueueCache:
+    queues: QueueCache = request.app.state.queues
+    return queues
+
+
 SessionDep = Annotated[Session, Depends(get_session)]
 SettingsDep = Annotated[Settings, Depends(get_settings)]
+QueuesDep = Annotated[QueueCache, Depends(get_queues)]

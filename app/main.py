@@ -16,6 +16,7 @@ from app.challenges.runtime import start_runtime
 from app.error_pages import install_error_handlers
 from app.export.routes import router as export_router
 from app.library import open_indexed
+from app.review.queue_cache import QueueCache
 from app.review.routes import router as review_router
 from app.review.service import prune_shown
 from app.review.settings_routes import router as settings_router
@@ -53,6 +54,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         openapi_url="/api/openapi.json",
     )
     app.state.settings = settings
+    app.state.queues = QueueCache()  # each user's day queue, kept between answers
     app.mount("/static", static_files(), name="static")
     app.include_router(cards_router)
     app.include_router(review_router)

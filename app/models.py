@@ -123,6 +123,10 @@ class ItemState(SQLModel, table=True):
     __table_args__ = (
         Index("ix_item_state_user_due", "user_id", "due"),
         Index("ix_item_state_user_first", "user_id", "first_reviewed_at"),
+        # The day queue's learning and review lists, each one range of it (migration 0008).
+        Index("ix_item_state_user_state_due", "user_id", "state", "due", "item_id"),
+        # When a buried item comes back (migration 0008).
+        Index("ix_item_state_user_buried", "user_id", "buried_until"),
     )
 
     user_id: int = Field(primary_key=True, foreign_key="user.id", ondelete="CASCADE")
@@ -179,6 +183,19 @@ class ShownItem(SQLModel, table=True):
     reps_when_shown: int  # the item's reps then: a mismatch at answer time means someone answered first
     candidates: dict[str, Any] = Field(sa_column=Column(JSON, nullable=False))
     answered_log_id: int | None = None
+
+
+class QueueVersion(SQLModel, table=True):
+    """A counter per user that triggers bump on every write the due queue is built from (migration 0008).
+
+    A day queue kept in memory is labelled with the version it was built at; any other version means someone
+    (another request, another process) changed what is due, and the queue is built again.
+    """
+
+    __tablename__ = "queue_version"
+
+    user_id: int = Field(primary_key=True, foreign_key="user.id", ondelete="CASCADE")
+    version: int
 
 
 # Challenges ###############################################################

@@ -10,6 +10,8 @@ logs (app/review/synthetic.py, bulk inserts), then prints:
 Medians over repeats; ratios are measured within one run, since absolute times on this machine are noisy.
 
     .venv/bin/python bench/review_bench.py [--cards 2500] [--logs 200000] [--repeats 50] [--answers 200] [--keep DIR]
+
+--keep DIR builds the synthetic user once into DIR and runs every later time on a fresh copy of it.
 """
 
 from __future__ import annotations
@@ -41,7 +43,7 @@ from app.devserver import running_server  # noqa: E402
 from app.models import LOCAL_USER_ID, ReviewItem, ReviewLog, StudySettings  # noqa: E402
 from app.review import synthetic  # noqa: E402
 from app.review.items import sync_items  # noqa: E402
-from app.review.queue import Deck, counts, next_item, today  # noqa: E402
+from app.review.queue import Deck, load_day_queue, today  # noqa: E402
 from app.review.scheduler import Policy  # noqa: E402
 
 DB = "depthcards.sqlite3"
@@ -93,42 +95,50 @@ def queue_times(engine: Engine, now: datetime, repeats: int) -> dict[str, float]
         settings = session.get(StudySettings, LOCAL_USER_ID)
         assert settings is not None
         deck = Deck()
+        queue = load_day_queue(session, user_id=LOCAL_USER_ID, deck=deck, settings=settings, now=now)
         return {
-            "next_item": _p50(lambda: next_item(session, user_id=LOCAL_USER_ID, deck=deck, settings=settings, now=now), repeats),
-            "counts": _p50(lambda: counts(session, user_id=LOCAL_USER_ID, deck=deck, settings=settings, now=now), repeats),
-            "today (daily limits)": _p50(lambda: today(session, user_id=LOCAL_USER_ID, settings=settings, now=now), repeats),
+            "build the day queue": _p50(lambda: load_day_queue(session, user_id=LOCAL_USER_ID, deck=deck, settings=settings, now=now), repeats),
+            "  of which daily limits": _p50(lambda: today(session, user_id=LOCAL_USER_ID, settings=settings, now=now), repeats),
+            "kept queue: next item": _p50(lambda: queue.next_item(now), repeats),
+            "kept queue: counts": _p50(lambda: queue.counts(now), repeats),
         }
 
 
 def answer_breakdown(engine: Engine, repeats: int) -> dict[str, float]:
     """In process, each part of what POST /review/answer does (app/review/routes.py:answer then _reviewer)."""
     from app.review import service
+    from app.review.queue_cache import QueueCache
+    from app.review.reviewer import answer_and_show_next
     from app.review.routes import _deck_choices
     from app.review.session_stats import session_summary
 
     with Session(engine) as session:
         settings = service.get_settings(session, user_id=LOCAL_USER_ID)
         deck = Deck()
+        queues = QueueCache()
+
+        shown = service.show_next(session, user_id=LOCAL_USER_ID, settings=settings, now=datetime.now(UTC),
+                                  queue=queues.get(session, user_id=LOCAL_USER_ID, deck=deck, now=datetime.now(UTC)).queue)
 
         def answer_one() -> None:
-            now = datetime.now(UTC)
-            shown = service.show_next(session, user_id=LOCAL_USER_ID, deck=deck, settings=settings, now=now)
+            """What POST /review/answer does before rendering: the answer and the next token in one transaction."""
+            nonlocal shown
             assert shown is not None, "nothing left to review"
-            service.answer(session, user_id=LOCAL_USER_ID, item_id=shown.item.id, token=shown.token, rating=3,
-                           duration_ms=4000, study_session="bench-breakdown", now=now)
+            _, shown = answer_and_show_next(
+                session, queues, user_id=LOCAL_USER_ID, deck=deck, item_id=shown.item.id, token=shown.token, rating=3,
+                duration_ms=4000, study_session="bench-breakdown", now=datetime.now(UTC),
+            )
 
         return {
-            "show next + answer": _p50(answer_one, repeats),
-            "show next": _p50(lambda: service.show_next(session, user_id=LOCAL_USER_ID, deck=deck, settings=settings,
-                                                        now=datetime.now(UTC)), repeats),
-            "counts": _p50(lambda: counts(session, user_id=LOCAL_USER_ID, deck=deck, settings=settings, now=datetime.now(UTC)), repeats),
-            "session summary": _p50(lambda: session_summary(session, user_id=LOCAL_USER_ID, study_session="bench-breakdown"), repeats),
+            "answer + next token": _p50(answer_one, repeats),
+            "kept queue, checked": _p50(lambda: queues.get(session, user_id=LOCAL_USER_ID, deck=deck, now=datetime.now(UTC)), repeats),
+            "session summary": _p50(lambda: session_summary(session.connection(), user_id=LOCAL_USER_ID, study_session="bench-breakdown"), repeats),
             "deck choices": _p50(lambda: _deck_choices(session), max(3, repeats // 10)),
         }
 
 
 def explain(engine: Engine, now: datetime) -> None:
-    """Time and EXPLAIN QUERY PLAN every statement that next_item and counts actually run."""
+    """Time and EXPLAIN QUERY PLAN every statement that building the day queue runs."""
     captured: list[tuple[str, Any]] = []
 
     def capture(conn: Any, cursor: Any, statement: str, parameters: Any, context: Any, executemany: bool) -> None:
@@ -140,8 +150,7 @@ def explain(engine: Engine, now: datetime) -> None:
         assert settings is not None
         event.listen(engine, "before_cursor_execute", capture)
         try:
-            next_item(session, user_id=LOCAL_USER_ID, deck=Deck(), settings=settings, now=now)
-            counts(session, user_id=LOCAL_USER_ID, deck=Deck(), settings=settings, now=now)
+            load_day_queue(session, user_id=LOCAL_USER_ID, deck=Deck(), settings=settings, now=now)
         finally:
             event.remove(engine, "before_cursor_execute", capture)
         raw = session.connection().connection.dbapi_connection
@@ -217,15 +226,20 @@ def main() -> None:
     parser.add_argument("--logs", type=int, default=200_000)
     parser.add_argument("--repeats", type=int, default=50)
     parser.add_argument("--answers", type=int, default=200)
-    parser.add_argument("--keep", type=Path, help="build here and keep it (reused when it already has a database)")
+    parser.add_argument("--keep", type=Path, help="build here and keep it (later runs use a copy of it)")
     args = parser.parse_args()
 
     work = args.keep or Path(tempfile.mkdtemp(prefix="review-bench-"))
+    scratch = Path(tempfile.mkdtemp(prefix="review-bench-run-"))
     try:
         if (work / "data" / DB).exists():
             data_dir, cards_dir, now = work / "data", work / "cards", datetime.now(UTC)
         else:
             data_dir, cards_dir, now = build(work, cards=args.cards, logs=args.logs)
+        if args.keep is not None:
+            # Answering uses up the backlog: run on a copy, so the kept build gives the same start every time.
+            shutil.copytree(data_dir, scratch / "data")
+            data_dir = scratch / "data"
         engine = open_database(data_dir / DB)
         with Session(engine) as session:
             items = session.scalar(select(func.count()).select_from(ReviewItem))
@@ -238,7 +252,7 @@ def main() -> None:
         with Session(engine) as session:
             settings = session.get(StudySettings, LOCAL_USER_ID)
             assert settings is not None
-            queue = counts(session, user_id=LOCAL_USER_ID, deck=Deck(), settings=settings, now=now)
+            queue = load_day_queue(session, user_id=LOCAL_USER_ID, deck=Deck(), settings=settings, now=now).counts(now)
         print(f"  (queue now: {queue.new} new, {queue.learning} learning, {queue.review} due reviews)")
         explain(engine, now)
         engine.dispose()
@@ -262,6 +276,7 @@ def main() -> None:
         engine.dispose()
         print("\ntargets: due query ≤ 5 ms; answer round trip ≤ 3× /healthz; statistics page ≤ 300 ms")
     finally:
+        shutil.rmtree(scratch, ignore_errors=True)
         if args.keep is None:
             shutil.rmtree(work, ignore_errors=True)
 

@@ -35,7 +35,7 @@ from app.export import srs_syntax
 from app.export.common import ExportError
 from app.models import LOCAL_USER_ID, ItemState, ReviewItem, ReviewLog, StudySettings
 from app.review import scheduler
-from app.review.queue import REVIEW_STATE
+from app.review.scheduler import REVIEW_STATE
 from app.review.service import answered, as_log_json, policy_for, snapshot
 
 _SAME_MOMENT = timedelta(seconds=1)  # the comment keeps milliseconds; our logs keep microseconds

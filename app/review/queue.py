@@ -1,24 +1,18 @@
-"""What is due "today" for a user: learning, review and new items, within the daily limits.
-
-Order, as in Anki: learning items that are due (with a 20-minute learn-ahead), then reviews by due
-date, then new items in reading order.
-"""
+"""Building a user's day queue for a deck from the database (the rules it then follows: day_queue.py)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 
-from sqlalchemy import ColumnElement, and_, func, or_, select, text
+from sqlalchemy import ColumnElement, Connection, and_, bindparam, func, or_, select, text
 from sqlmodel import Session, col
 
-from app.models import CardRow, CardTag, ItemState, ReviewItem, ReviewLog, StudySettings
+from app.models import CardRow, CardTag, ItemState, QueueVersion, ReviewItem, ReviewLog, StudySettings
+from app.review.day_queue import Counts, DayQueue
 from app.review.days import day_bounds, zone
-
-LEARN_AHEAD = timedelta(minutes=20)
-LEARNING_STATES = (1, 3)
-REVIEW_STATE = 2
+from app.review.scheduler import LEARNING_STATES, REVIEW_STATE
 
 
 @dataclass(frozen=True)
@@ -54,17 +48,6 @@ class Deck:
 
 
 @dataclass(frozen=True)
-class Counts:
-    new: int
-    learning: int
-    review: int
-
-    @property
-    def total(self) -> int:
-        return self.new + self.learning + self.review
-
-
-@dataclass(frozen=True)
 class Today:
     start: datetime
     end: datetime
@@ -91,12 +74,14 @@ def today(session: Session, *, user_id: int, settings: StudySettings, now: datet
     return Today(start, end, max(0, settings.new_per_day - introduced), max(0, settings.max_reviews_per_day - reviewed))
 
 
-def _active(deck: Deck, now: datetime) -> list[Any]:
-    return [
-        col(ReviewItem.retired_at).is_(None),
-        col(CardRow.retired_at).is_(None),
-        deck.condition(),
-    ]
+def _active(deck: Deck, *, from_states: bool = False) -> list[Any]:
+    """Items not retired, of cards not retired, in the deck.
+
+    from_states: the query starts from item_state. SQLite's unary + keeps it off the review_item index, which it
+    would otherwise prefer (no statistics) and then look up every item's state: 4.5 ms -> 0.01 ms for learning.
+    """
+    item_active = text("+review_item.retired_at IS NULL") if from_states else col(ReviewItem.retired_at).is_(None)
+    return [item_active, col(CardRow.retired_at).is_(None), deck.condition()]
 
 
 def _available(now: datetime) -> ColumnElement[bool]:
@@ -106,33 +91,28 @@ def _available(now: datetime) -> ColumnElement[bool]:
     )
 
 
-def _scheduled(user_id: int, deck: Deck, now: datetime) -> Any:
+def _scheduled(user_id: int, deck: Deck, now: datetime, state: int) -> Any:
+    """(due, item id) of the user's items in `state` that are neither suspended nor buried, and are in the deck.
+
+    One state per query, each one range of ix_item_state_user_state_due.
+    """
     return (
-        select(ItemState.item_id)
+        select(ItemState.due, ItemState.item_id)
         .join(ReviewItem, col(ReviewItem.id) == col(ItemState.item_id))
         .join(CardRow, col(CardRow.id) == col(ReviewItem.card_id))
-        .where(col(ItemState.user_id) == user_id, _available(now), *_active(deck, now))
+        .where(col(ItemState.user_id) == user_id, col(ItemState.state) == state, _available(now), *_active(deck, from_states=True))
     )
-
-
-def _learning(user_id: int, deck: Deck, now: datetime, *, ahead: bool = True) -> Any:
-    return _scheduled(user_id, deck, now).where(
-        col(ItemState.state).in_(LEARNING_STATES), col(ItemState.due) <= (now + LEARN_AHEAD if ahead else now)
-    )
-
-
-def _reviews(user_id: int, deck: Deck, now: datetime, day_end: datetime) -> Any:
-    return _scheduled(user_id, deck, now).where(col(ItemState.state) == REVIEW_STATE, col(ItemState.due) < day_end)
 
 
 def _new(user_id: int, deck: Deck, now: datetime) -> Any:
+    """Items never answered (no state, or one made by burying or suspending), in reading order."""
     state = ItemState.__table__.alias("s")  # type: ignore[attr-defined]
     return (
         select(ReviewItem.id)
         .join(CardRow, col(CardRow.id) == col(ReviewItem.card_id))
         .outerjoin(state, and_(state.c.item_id == col(ReviewItem.id), state.c.user_id == user_id))
         .where(
-            *_active(deck, now),
+            *_active(deck),
             or_(
                 state.c.item_id.is_(None),
                 and_(
@@ -142,64 +122,70 @@ def _new(user_id: int, deck: Deck, now: datetime) -> Any:
                 ),
             ),
         )
-    )
-
-
-def _count(session: Session, query: Any, *, cap: int | None = None) -> int:
-    """Rows of query, counting no further than cap (the daily limit): past it the number is not shown."""
-    if cap is not None:
-        if cap <= 0:
-            return 0
-        query = query.limit(cap)
-    return int(session.scalar(select(func.count()).select_from(query.subquery())) or 0)
-
-
-def counts(
-    session: Session, *, user_id: int, deck: Deck, settings: StudySettings, now: datetime, day: Today | None = None
-) -> Counts:
-    """New, learning and review items left today (day: today's limits, when the caller already has them)."""
-    day = day or today(session, user_id=user_id, settings=settings, now=now)
-    return Counts(
-        # New items are mostly met in card order, so the unseen ones cluster at its end: count from the end, and
-        # the capped scan stops after new_left hits instead of first walking past every item already studied
-        # (10,000 items, 95% studied: 5.7 ms -> under 1 ms).
-        new=_count(session, _new(user_id, deck, now).order_by(col(ReviewItem.card_id).desc()), cap=day.new_left),
-        learning=_count(session, _learning(user_id, deck, now)),
-        review=_count(session, _reviews(user_id, deck, now, day.end), cap=day.reviews_left),
-    )
-
-
-def next_item(
-    session: Session, *, user_id: int, deck: Deck, settings: StudySettings, now: datetime, day: Today | None = None
-) -> str | None:
-    """The id of the item to show now, or None when nothing is left for today.
-
-    Learning steps that are due come first, then reviews, then new items; a learning step due within
-    the learn-ahead window is shown early only when nothing else is left (as Anki does).
-    """
-    due_learning = session.scalar(_learning(user_id, deck, now, ahead=False).order_by(col(ItemState.due)).limit(1))
-    if due_learning is not None:
-        return str(due_learning)
-    day = day or today(session, user_id=user_id, settings=settings, now=now)
-    if day.reviews_left > 0:
-        review = session.scalar(_reviews(user_id, deck, now, day.end).order_by(col(ItemState.due)).limit(1))
-        if review is not None:
-            return str(review)
-    if day.new_left > 0:
-        new = session.scalar(
-            _new(user_id, deck, now).order_by(
-                col(CardRow.module_id), col(CardRow.topic_id), col(CardRow.title_en), col(ReviewItem.position)
-            ).limit(1)
+        .order_by(
+            col(CardRow.module_id), col(CardRow.topic_id), col(CardRow.title_en), col(ReviewItem.position), col(ReviewItem.id)
         )
-        if new is not None:
-            return str(new)
-    ahead = session.scalar(_learning(user_id, deck, now).order_by(col(ItemState.due)).limit(1))
-    return None if ahead is None else str(ahead)
+    )
 
 
-def next_learning_due(session: Session, *, user_id: int, deck: Deck, now: datetime, day_end: datetime) -> datetime | None:
-    """When the next learning step of today comes due (for "come back in 8 minutes")."""
-    query = _scheduled(user_id, deck, now).where(
-        col(ItemState.state).in_(LEARNING_STATES), col(ItemState.due) < day_end
-    ).with_only_columns(func.min(ItemState.due))
-    return session.scalar(query)
+def version_query(user_id: Any) -> Any:
+    """The user's queue version as a scalar subquery: it changes with every write the queue is built from
+    (migration 0008). No row yet reads as NULL: version 0."""
+    return select(QueueVersion.version).where(col(QueueVersion.user_id) == user_id).scalar_subquery()
+
+
+_VERSION = select(version_query(bindparam("user_id")))
+
+
+@dataclass(frozen=True)
+class QueueChange:
+    """One answer's effect on the user's queue, and the queue versions its transaction went from and to."""
+
+    user_id: int
+    item_id: str
+    version_before: int
+    version_after: int
+    introduced: bool  # the item's first answer ever: it counts against today's new limit
+    was_review: bool  # it was in the review state: it counts against today's review limit
+    state: int  # its values after the answer
+    due: datetime
+    suspended: bool
+
+
+def read_version(connection: Connection, *, user_id: int) -> int:
+    return connection.scalar(_VERSION, {"user_id": user_id}) or 0
+
+
+def load_day_queue(session: Session, *, user_id: int, deck: Deck, settings: StudySettings, now: datetime) -> DayQueue:
+    """The user's queue for `deck` as the database has it now."""
+    day = today(session, user_id=user_id, settings=settings, now=now)
+    learning = [row for state in LEARNING_STATES for row in session.execute(_scheduled(user_id, deck, now, state)).all()]
+    reviews = session.execute(_scheduled(user_id, deck, now, REVIEW_STATE).where(col(ItemState.due) < day.end)).all()
+    new = session.scalars(_new(user_id, deck, now).limit(day.new_left)).all() if day.new_left > 0 else []
+    # A buried item comes back when its burial ends: normally the next day, but imported data may say otherwise.
+    comeback = session.scalar(
+        select(func.min(ItemState.buried_until)).where(
+            col(ItemState.user_id) == user_id, col(ItemState.buried_until) > now, col(ItemState.buried_until) < day.end
+        )
+    )
+    return DayQueue(
+        start=day.start,
+        end=day.end,
+        new_left=day.new_left,
+        reviews_left=day.reviews_left,
+        new=tuple(new),
+        # Sorted here: an ORDER BY due would steer SQLite to the (user, due) index and past every state.
+        reviews=tuple(sorted((due, item_id) for due, item_id in reviews)),
+        learning=tuple(sorted((due, item_id) for due, item_id in learning)),
+        valid_until=comeback or day.end,
+    )
+
+
+def counts(session: Session, *, user_id: int, deck: Deck, settings: StudySettings, now: datetime) -> Counts:
+    """New, learning and review items left today."""
+    return load_day_queue(session, user_id=user_id, deck=deck, settings=settings, now=now).counts(now)
+
+
+def next_item(session: Session, *, user_id: int, deck: Deck, settings: StudySettings, now: datetime) -> str | None:
+    """The id of the item to show now, or None when nothing is left for today."""
+    return load_day_queue(session, user_id=user_id, deck=deck, settings=settings, now=now).next_item(now)

@@ -11,9 +11,13 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from fsrs import Card, Rating, Scheduler
+from fsrs import Card, Rating, Scheduler, State
 
 SCHEMA_VERSION = 1
+# An item's state column: 0 before its first answer, then fsrs's State.
+NEW_STATE = 0
+LEARNING_STATES = (int(State.Learning), int(State.Relearning))
+REVIEW_STATE = int(State.Review)
 RATINGS = (1, 2, 3, 4)  # Again, Hard, Good, Easy
 RATING_NAMES = {1: ("重来", "Again"), 2: ("困难", "Hard"), 3: ("良好", "Good"), 4: ("简单", "Easy")}
 

@@ -38,11 +38,11 @@ from sqlmodel.sql.sqltypes import UTCDateTime
 
 from app.models import CardRow, ItemState, ReviewItem, ReviewLog, StudySettings
 from app.review.days import day_start, study_day, zone
+from app.review.scheduler import REVIEW_STATE
 
 HEATMAP_DAYS = 365
 FORECAST_DAYS = 30
 MATURE_DAYS = 21
-REVIEW_STATE = 2
 PERIODS = (("today", 1), ("week", 7), ("month", 30))  # name, study days ending today
 DIFFICULTY_BINS = 10
 # Stability bin edges in days: about doubling, on lengths people think in (a week, a month, a year).

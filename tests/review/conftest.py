@@ -10,7 +10,9 @@ from sqlmodel import Session
 from app.cards.index import sync_cards
 from app.db import open_database
 from app.models import LOCAL_USER_ID, StudySettings
+from app.review import service
 from app.review.items import sync_items
+from app.review.queue import Deck, load_day_queue
 
 # A fixed clock: Monday 2026-11-30 09:00 UTC (domain code never reads the wall clock).
 T0 = datetime(2026, 11, 30, 9, 0, tzinfo=UTC)
@@ -35,3 +37,10 @@ def engine(tmp_path: Path, cards_dir: Path) -> Engine:
 def session(engine: Engine) -> Session:
     with Session(engine) as s:
         yield s  # type: ignore[misc]
+
+
+def show_next(session: Session, *, now: datetime = T0, deck: Deck | None = None) -> service.Shown | None:
+    """Show the local user's next item of deck (everything by default), from a freshly built queue."""
+    settings = service.get_settings(session, user_id=LOCAL_USER_ID)
+    queue = load_day_queue(session, user_id=LOCAL_USER_ID, deck=deck or Deck(), settings=settings, now=now)
+    return service.show_next(session, user_id=LOCAL_USER_ID, queue=queue, settings=settings, now=now)

@@ -14,7 +14,7 @@ from app.models import LOCAL_USER_ID, ReviewItem
 from app.review import service
 from app.review.items import sync_items
 from app.review.queue import Counts, Deck, counts, next_item
-from tests.review.conftest import T0
+from tests.review.conftest import T0, show_next
 
 U = LOCAL_USER_ID
 
@@ -50,7 +50,7 @@ def test_new_per_day_limit(session: Session) -> None:
     session.commit()
     assert counts(session, user_id=U, deck=Deck(), settings=settings, now=T0) == Counts(new=2, learning=0, review=0)
     for _ in range(2):
-        shown = service.show_next(session, user_id=U, deck=Deck(), settings=settings, now=T0)
+        shown = show_next(session, now=T0)
         assert shown is not None
         service.answer(session, user_id=U, item_id=shown.item.id, token=shown.token, rating=4, duration_ms=None, study_session="s", now=T0)
     assert counts(session, user_id=U, deck=Deck(), settings=settings, now=T0).new == 0
@@ -61,7 +61,7 @@ def test_new_per_day_limit(session: Session) -> None:
 
 def test_due_learning_comes_before_new_and_learn_ahead_only_when_nothing_else(session: Session) -> None:
     settings = service.get_settings(session, user_id=U)
-    shown = service.show_next(session, user_id=U, deck=Deck(), settings=settings, now=T0)
+    shown = show_next(session, now=T0)
     assert shown is not None
     service.answer(session, user_id=U, item_id=shown.item.id, token=shown.token, rating=1, duration_ms=None, study_session="s", now=T0)
     # Due in 1 minute: a new item comes first now; after a minute the learning step does.

@@ -5,14 +5,14 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
-from sqlalchemy import Engine, func
+from sqlalchemy import Engine, event, func
 from sqlmodel import Session, col, select
 
 from app.errors import AppError, Conflict
 from app.models import LOCAL_USER_ID, ItemState, ReviewLog, StudySettings
 from app.review import service
 from app.review.queue import Deck, counts, next_item
-from tests.review.conftest import T0
+from tests.review.conftest import T0, show_next
 
 U = LOCAL_USER_ID
 
@@ -22,7 +22,7 @@ def settings_of(session: Session) -> StudySettings:
 
 
 def show_first(session: Session, now=T0) -> service.Shown:  # type: ignore[no-untyped-def]
-    shown = service.show_next(session, user_id=U, deck=Deck(), settings=settings_of(session), now=now)
+    shown = show_next(session, now=now)
     assert shown is not None
     return shown
 
@@ -115,21 +115,20 @@ def test_undo_only_touches_its_own_study_session(session: Session) -> None:
     assert service.undo(session, user_id=U, study_session="s1", now=T0) is None
 
 
-def test_a_crash_mid_answer_leaves_the_database_consistent(session: Session, engine: Engine, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_crash_mid_answer_leaves_the_database_consistent(session: Session, engine: Engine) -> None:
     shown = show_first(session)
-    real_flush = Session.flush
-    calls = {"n": 0}
+    written: list[str] = []
 
-    def failing_flush(self: Session, *args: object, **kwargs: object) -> None:
-        calls["n"] += 1
-        if calls["n"] == 2:  # after the state is written, before the log row is
+    def fail_at_the_log(conn: object, cursor: object, statement: str, *args: object) -> None:
+        written.append(" ".join(statement.split()[:3]))
+        if statement.startswith("INSERT INTO review_log"):  # after the state is written, before the log row is
             raise OSError("disk full")
-        real_flush(self, *args, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(Session, "flush", failing_flush)
+    event.listen(engine, "before_cursor_execute", fail_at_the_log)
     with pytest.raises(OSError):
         answer(session, shown, 3)
-    monkeypatch.undo()
+    event.remove(engine, "before_cursor_execute", fail_at_the_log)
+    assert "INSERT INTO item_state" in written  # the state was written first, in the same transaction
     with Session(engine) as fresh:
         assert fresh.exec(select(func.count()).select_from(ReviewLog)).one() == 0
         assert fresh.get(ItemState, (U, shown.item.id)) is None
