@@ -11,8 +11,10 @@ from app.errors import AppError
 _SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 
 
-def same_origin(request: Request) -> None:
+async def same_origin(request: Request) -> None:
     """Refuse a cross-site write: another web page must not answer reviews, restore settings or run code here.
+
+    `async` only so FastAPI doesn't send this header check, which runs on every request, to its thread pool.
 
     Browsers send Origin with every cross-origin POST, including plain form posts and text/plain fetches that need
     no CORS preflight; other clients (curl, scripts) send none and are let through.
