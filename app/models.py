@@ -133,7 +133,7 @@ class ItemState(SQLModel, table=True):
     item_id: str = Field(primary_key=True, foreign_key="review_item.id", index=True)
     schema_version: int = 1
     fsrs_card: dict[str, Any] = Field(sa_column=Column(JSON, nullable=False))
-    due: datetime = Field(index=True)
+    due: datetime
     stability: float | None = None
     difficulty: float | None = None
     state: int = 0  # 0 new, then fsrs.State: 1 learning, 2 review, 3 relearning
@@ -159,14 +159,14 @@ class ReviewLog(SQLModel, table=True):
     )
 
     id: int | None = Field(default=None, primary_key=True)
-    user_id: int = Field(foreign_key="user.id", index=True, ondelete="CASCADE")
+    user_id: int = Field(foreign_key="user.id", ondelete="CASCADE")  # indexed by ix_review_log_user_time
     item_id: str = Field(foreign_key="review_item.id", index=True)
     rating: int
-    reviewed_at: datetime = Field(index=True)
+    reviewed_at: datetime
     duration_ms: int | None = None
     state_before: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON, nullable=True))
     state_after: dict[str, Any] = Field(sa_column=Column(JSON, nullable=False))
-    study_session: str = Field(index=True)
+    study_session: str  # indexed by ix_review_log_session_user
     token: str = Field(unique=True)
     undone_at: datetime | None = None
 
