@@ -151,11 +151,11 @@ class ReviewLog(SQLModel, table=True):
     __tablename__ = "review_log"
     # Covers the per-day counts and the first-answer-of-the-day ranking of the stats page, so a year of logs
     # is read from the index without touching the rows' JSON (bench/stats_bench.py).
-    # A study session's summary (on every answer) by (study_session, user_id): without it SQLite picks the
-    # user_id index and reads every log of the user (migration 0004).
+    # A study session's summary (on every answer) from the index alone: study_session first, or SQLite reads every
+    # log of the user (migrations 0004, 0010).
     __table_args__ = (
         Index("ix_review_log_user_time", "user_id", "reviewed_at", "item_id", "undone_at"),
-        Index("ix_review_log_session_user", "study_session", "user_id"),
+        Index("ix_review_log_session_summary", "study_session", "user_id", "undone_at", "rating", "duration_ms"),
     )
 
     id: int | None = Field(default=None, primary_key=True)
@@ -166,7 +166,7 @@ class ReviewLog(SQLModel, table=True):
     duration_ms: int | None = None
     state_before: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON, nullable=True))
     state_after: dict[str, Any] = Field(sa_column=Column(JSON, nullable=False))
-    study_session: str  # indexed by ix_review_log_session_user
+    study_session: str  # indexed by ix_review_log_session_summary
     token: str = Field(unique=True)
     undone_at: datetime | None = None
 
