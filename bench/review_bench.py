@@ -124,10 +124,10 @@ def answer_breakdown(engine: Engine, repeats: int) -> dict[str, float]:
             """What POST /review/answer does before rendering: the answer and the next token in one transaction."""
             nonlocal shown
             assert shown is not None, "nothing left to review"
-            _, shown = answer_and_show_next(
+            shown = answer_and_show_next(
                 session, queues, user_id=LOCAL_USER_ID, deck=deck, item_id=shown.item.id, token=shown.token, rating=3,
                 duration_ms=4000, study_session="bench-breakdown", now=datetime.now(UTC),
-            )
+            ).shown
 
         return {
             "answer + next token": _p50(answer_one, repeats),

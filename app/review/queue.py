@@ -10,6 +10,7 @@ from sqlalchemy import ColumnElement, Connection, and_, bindparam, func, or_, se
 from sqlmodel import Session, col
 
 from app.models import CardRow, CardTag, ItemState, QueueVersion, ReviewItem, ReviewLog, StudySettings
+from app.prepared import Prepared
 from app.review.day_queue import Counts, DayQueue
 from app.review.days import day_bounds, zone
 from app.review.scheduler import LEARNING_STATES, REVIEW_STATE
@@ -134,7 +135,7 @@ def version_query(user_id: Any) -> Any:
     return select(QueueVersion.version).where(col(QueueVersion.user_id) == user_id).scalar_subquery()
 
 
-_VERSION = select(version_query(bindparam("user_id")))
+_VERSION = Prepared(select(version_query(bindparam("user_id")).label("version")))
 
 
 @dataclass(frozen=True)
@@ -153,7 +154,8 @@ class QueueChange:
 
 
 def read_version(connection: Connection, *, user_id: int) -> int:
-    return connection.scalar(_VERSION, {"user_id": user_id}) or 0
+    row = _VERSION.first(connection, user_id=user_id)
+    return (row and row["version"]) or 0
 
 
 def load_day_queue(session: Session, *, user_id: int, deck: Deck, settings: StudySettings, now: datetime) -> DayQueue:

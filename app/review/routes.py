@@ -8,20 +8,18 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Form, Query, Request
 from fastapi.responses import RedirectResponse, Response
-from sqlalchemy import bindparam, select
-from sqlmodel import Session, col
+from pydantic import BaseModel, Field
+from sqlmodel import Session
 
 from app.cards import queries as card_queries
 from app.deps import QueuesDep, SessionDep
 from app.errors import AppError
-from app.models import LOCAL_USER_ID, CardRow
-from app.review import service
+from app.models import LOCAL_USER_ID
+from app.review import reviewer, service
 from app.review.queue import Deck
-from app.review.day_queue import DayQueue
 from app.review.queue_cache import QueueCache
-from app.review.reviewer import answer_and_show_next
+from app.review.reviewer import Screen
 from app.review.scheduler import RATING_NAMES
-from app.review.session_stats import session_summary
 from app.templating import is_partial, render
 
 router = APIRouter(prefix="/review", tags=["review"])
@@ -41,14 +39,12 @@ def _deck(spec: str) -> Deck:
         raise AppError(str(exc)) from None
 
 
-_CARD_FACE = select(CardRow.id, CardRow.title_zh, CardRow.title_en, CardRow.difficulty, CardRow.rendered).where(
-    col(CardRow.id) == bindparam("card_id")
-)
-
-
-def _item_view(session: Session, shown: service.Shown) -> dict[str, Any]:
-    card = session.connection().execute(_CARD_FACE, {"card_id": shown.item.card_id}).one()
-    rendered = card.rendered
+def _item_view(screen: Screen) -> dict[str, Any] | None:
+    """The shown item's front and back, from its card's rendered sections."""
+    shown, card = screen.shown, screen.card
+    if shown is None or card is None:
+        return None
+    rendered = card["rendered"]
     if shown.item.followup_key is None:
         sections = rendered["sections"]
         front = None
@@ -60,35 +56,30 @@ def _item_view(session: Session, shown: service.Shown) -> dict[str, Any]:
     return {"shown": shown, "card": card, "front": front, "back": back}
 
 
-def _reviewer(
-    request: Request, session: Session, queues: QueueCache, *, deck: Deck, study_session: str, shown: service.Shown | None
-) -> Response:
-    """The reviewer showing `shown`, or else the deck's next item."""
-    now = _now()
-    kept = queues.get(session, user_id=LOCAL_USER_ID, deck=deck, now=now)
-    if shown is None:
-        shown = service.show_next(session, user_id=LOCAL_USER_ID, queue=kept.queue, settings=kept.settings, now=now)
-    return _render_reviewer(request, session, deck=deck, study_session=study_session, queue=kept.queue, shown=shown, now=now)
-
-
-def _render_reviewer(
-    request: Request, session: Session, *, deck: Deck, study_session: str, queue: DayQueue, shown: service.Shown | None,
-    now: datetime,
-) -> Response:
+def _render(request: Request, session: Session, screen: Screen, *, deck: Deck, study_session: str, now: datetime) -> Response:
     context: dict[str, Any] = {
         "deck": deck,
         # The deck picker is outside the swapped fragment: only a full page needs it.
         "decks": [] if is_partial(request) else _deck_choices(session),
         "study_session": study_session,
-        "counts": queue.counts(now),
+        "counts": screen.queue.counts(now),
         "ratings": RATING_NAMES,
-        "summary": session_summary(session.connection(), user_id=LOCAL_USER_ID, study_session=study_session),
-        "item": _item_view(session, shown) if shown else None,
+        "summary": screen.summary,
+        "item": _item_view(screen),
     }
-    if shown is None:
-        context["next_due"] = queue.next_learning_due()
+    if screen.shown is None:
+        context["next_due"] = screen.queue.next_learning_due()
         context["now"] = now
     return render(request, "review/review.html", context, block="reviewer")
+
+
+def _reviewer(
+    request: Request, session: Session, queues: QueueCache, *, deck: Deck, study_session: str, shown: service.Shown | None
+) -> Response:
+    """The reviewer showing `shown`, or else the deck's next item."""
+    now = _now()
+    screen = reviewer.show(session, queues, user_id=LOCAL_USER_ID, deck=deck, study_session=study_session, now=now, shown=shown)
+    return _render(request, session, screen, deck=deck, study_session=study_session, now=now)
 
 
 def _deck_choices(session: Session) -> list[tuple[str, str, str]]:
@@ -118,29 +109,28 @@ def _after_post(
     return RedirectResponse(f"/review?deck={deck.spec}", status_code=303)
 
 
+class AnswerForm(BaseModel):
+    """One answer as the reviewer posts it (one model: FastAPI validates it in one go, not field by field)."""
+
+    item_id: str = Field(max_length=200)
+    token: str = Field(max_length=64)
+    rating: int = Field(description="1 Again, 2 Hard, 3 Good, 4 Easy")
+    study_session: str = Field(min_length=8, max_length=64, pattern=r"^[A-Za-z0-9_-]+$")
+    deck: str = Field("all", max_length=80)
+    duration_ms: int | None = None
+
+
 @router.post("/answer")
-def answer(
-    request: Request,
-    session: SessionDep,
-    queues: QueuesDep,
-    item_id: Annotated[str, Form(max_length=200)],
-    token: Annotated[str, Form(max_length=64)],
-    rating: Annotated[int, Form(description="1 Again, 2 Hard, 3 Good, 4 Easy")],
-    study_session: SessionId,
-    deck: Annotated[str, Form(max_length=80)] = "all",
-    duration_ms: Annotated[int | None, Form()] = None,
-) -> Response:
-    spec = _deck(deck)
+def answer(request: Request, session: SessionDep, queues: QueuesDep, form: Annotated[AnswerForm, Form()]) -> Response:
+    spec = _deck(form.deck)
     now = _now()
-    if not is_partial(request):  # no JavaScript: post/redirect/get
-        service.answer(session, user_id=LOCAL_USER_ID, item_id=item_id, token=token, rating=rating,
-                       duration_ms=duration_ms, study_session=study_session, now=now)
-        return RedirectResponse(f"/review?deck={spec.spec}", status_code=303)
-    kept, shown = answer_and_show_next(
-        session, queues, user_id=LOCAL_USER_ID, deck=spec, item_id=item_id, token=token, rating=rating,
-        duration_ms=duration_ms, study_session=study_session, now=now,
+    screen = reviewer.answer_and_show_next(
+        session, queues, user_id=LOCAL_USER_ID, deck=spec, item_id=form.item_id, token=form.token, rating=form.rating,
+        duration_ms=form.duration_ms, study_session=form.study_session, now=now,
     )
-    return _render_reviewer(request, session, deck=spec, study_session=study_session, queue=kept.queue, shown=shown, now=now)
+    if not is_partial(request):  # no JavaScript: post/redirect/get (the page issues its own token again)
+        return RedirectResponse(f"/review?deck={spec.spec}", status_code=303)
+    return _render(request, session, screen, deck=spec, study_session=form.study_session, now=now)
 
 
 @router.post("/undo")

@@ -8,6 +8,7 @@ from sqlalchemy import Connection, bindparam, func, select
 from sqlmodel import col
 
 from app.models import ReviewLog
+from app.prepared import Prepared
 
 
 @dataclass(frozen=True)
@@ -21,14 +22,21 @@ class SessionSummary:
         return round(100 * self.again / self.answered) if self.answered else 0
 
 
-# Built once: it runs after every answer.
-_SUMMARY = select(func.count(), func.sum(col(ReviewLog.rating) == 1), func.sum(ReviewLog.duration_ms)).where(
-    col(ReviewLog.user_id) == bindparam("user_id"),
-    col(ReviewLog.study_session) == bindparam("study_session"),
-    col(ReviewLog.undone_at).is_(None),
+# Compiled once: it runs after every answer.
+_SUMMARY = Prepared(
+    select(
+        func.count().label("answered"),
+        func.sum(col(ReviewLog.rating) == 1).label("again"),
+        func.sum(ReviewLog.duration_ms).label("ms"),
+    ).where(
+        col(ReviewLog.user_id) == bindparam("user_id"),
+        col(ReviewLog.study_session) == bindparam("study_session"),
+        col(ReviewLog.undone_at).is_(None),
+    )
 )
 
 
 def session_summary(connection: Connection, *, user_id: int, study_session: str) -> SessionSummary:
-    row = connection.execute(_SUMMARY, {"user_id": user_id, "study_session": study_session}).one()
-    return SessionSummary(answered=int(row[0] or 0), again=int(row[1] or 0), seconds=(row[2] or 0) / 1000)
+    row = _SUMMARY.first(connection, user_id=user_id, study_session=study_session)
+    assert row is not None
+    return SessionSummary(answered=int(row["answered"] or 0), again=int(row["again"] or 0), seconds=(row["ms"] or 0) / 1000)

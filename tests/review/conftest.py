@@ -1,10 +1,14 @@
 from __future__ import annotations
 
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from sqlalchemy import Engine
+from sqlalchemy import Engine, text
+from sqlalchemy.exc import DBAPIError
 from sqlmodel import Session
 
 from app.cards.index import sync_cards
@@ -44,3 +48,22 @@ def show_next(session: Session, *, now: datetime = T0, deck: Deck | None = None)
     settings = service.get_settings(session, user_id=LOCAL_USER_ID)
     queue = load_day_queue(session, user_id=LOCAL_USER_ID, deck=deck or Deck(), settings=settings, now=now)
     return service.show_next(session, user_id=LOCAL_USER_ID, queue=queue, settings=settings, now=now)
+
+
+# What a failed write raises: the driver's error, or SQLAlchemy's wrapping of it.
+WRITE_FAILED = (sqlite3.DatabaseError, DBAPIError)
+
+
+@contextmanager
+def failing_insert(engine: Engine, table: str, *, when: str = "1") -> Iterator[None]:
+    """Every INSERT into table fails while inside (a real SQLite error, from a trigger), if `when` holds for it."""
+    with engine.begin() as connection:
+        connection.execute(text(
+            f"CREATE TRIGGER test_failing_insert BEFORE INSERT ON {table} WHEN {when} "
+            "BEGIN SELECT RAISE(ABORT, 'disk full (a test made this insert fail)'); END"
+        ))
+    try:
+        yield
+    finally:
+        with engine.begin() as connection:
+            connection.execute(text("DROP TRIGGER test_failing_insert"))

@@ -8,7 +8,7 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
-from sqlalchemy import Engine, event, text
+from sqlalchemy import Engine, text
 from sqlmodel import Session
 
 from app.cards.index import sync_cards
@@ -20,7 +20,7 @@ from app.review.items import sync_items
 from app.review.queue import Deck, load_day_queue, read_version
 from app.review.queue_cache import QueueCache
 from app.review.reviewer import answer_and_show_next
-from tests.review.conftest import T0
+from tests.review.conftest import T0, WRITE_FAILED, failing_insert
 
 U = LOCAL_USER_ID
 DECKS = (Deck(), Deck.parse("topic:topic-3"), Deck.parse("module:m9"))
@@ -63,11 +63,11 @@ def test_the_kept_queue_stays_equal_to_a_fresh_one(engine: Engine, seed: int) ->
                              weights=[60, 12, 5, 3, 2, 4, 2, 3])[0]
             if op == "answer" and shown is not None:
                 builds = queues.builds
-                _, shown = answer_and_show_next(
+                shown = answer_and_show_next(
                     session, queues, user_id=U, deck=deck, item_id=shown.item.id, token=shown.token,
                     rating=rng.choice([1, 2, 3, 3, 3, 4]), duration_ms=rng.randrange(500, 20_000),
                     study_session="s", now=now,
-                )
+                ).shown
                 answers += 1
                 carried += queues.builds == builds
                 assert_kept_is_fresh(session, queues, deck, now)
@@ -164,20 +164,14 @@ def test_a_failed_answer_leaves_the_kept_queue_as_it_was(engine: Engine) -> None
         kept = queues.get(session, user_id=U, deck=Deck(), now=T0)
         shown = service.show_next(session, user_id=U, queue=kept.queue, settings=kept.settings, now=T0)
         assert shown is not None
-
-        def fail_at_the_next_token(conn: object, cursor: object, statement: str, *args: object) -> None:
-            if statement.startswith("INSERT INTO shown_item"):  # after the answer's writes, before its commit
-                raise OSError("disk full")
-
-        event.listen(engine, "before_cursor_execute", fail_at_the_next_token)
-        with pytest.raises(OSError):
+        # The next item's token fails: after the answer's writes, before its commit.
+        with failing_insert(engine, "shown_item"), pytest.raises(WRITE_FAILED):
             answer_and_show_next(session, queues, user_id=U, deck=Deck(), item_id=shown.item.id, token=shown.token,
                                  rating=3, duration_ms=None, study_session="s", now=T0)
-        event.remove(engine, "before_cursor_execute", fail_at_the_next_token)
         assert queues.get(session, user_id=U, deck=Deck(), now=T0) is kept  # still valid: nothing was committed
         assert_kept_is_fresh(session, queues, Deck(), T0)
-        _, following = answer_and_show_next(session, queues, user_id=U, deck=Deck(), item_id=shown.item.id,
-                                            token=shown.token, rating=3, duration_ms=None, study_session="s", now=T0)
+        following = answer_and_show_next(session, queues, user_id=U, deck=Deck(), item_id=shown.item.id,
+                                         token=shown.token, rating=3, duration_ms=None, study_session="s", now=T0).shown
         assert following is not None and following.item.id != shown.item.id
 
 

@@ -5,14 +5,14 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
-from sqlalchemy import Engine, event, func
+from sqlalchemy import Engine, func
 from sqlmodel import Session, col, select
 
 from app.errors import AppError, Conflict
 from app.models import LOCAL_USER_ID, ItemState, ReviewLog, StudySettings
 from app.review import service
 from app.review.queue import Deck, counts, next_item
-from tests.review.conftest import T0, show_next
+from tests.review.conftest import T0, WRITE_FAILED, failing_insert, show_next
 
 U = LOCAL_USER_ID
 
@@ -117,18 +117,10 @@ def test_undo_only_touches_its_own_study_session(session: Session) -> None:
 
 def test_a_crash_mid_answer_leaves_the_database_consistent(session: Session, engine: Engine) -> None:
     shown = show_first(session)
-    written: list[str] = []
-
-    def fail_at_the_log(conn: object, cursor: object, statement: str, *args: object) -> None:
-        written.append(" ".join(statement.split()[:3]))
-        if statement.startswith("INSERT INTO review_log"):  # after the state is written, before the log row is
-            raise OSError("disk full")
-
-    event.listen(engine, "before_cursor_execute", fail_at_the_log)
-    with pytest.raises(OSError):
+    # The log row's insert fails, and only once the item's state is written (in the same transaction).
+    state_written = "EXISTS (SELECT 1 FROM item_state WHERE item_id = NEW.item_id)"
+    with failing_insert(engine, "review_log", when=state_written), pytest.raises(WRITE_FAILED):
         answer(session, shown, 3)
-    event.remove(engine, "before_cursor_execute", fail_at_the_log)
-    assert "INSERT INTO item_state" in written  # the state was written first, in the same transaction
     with Session(engine) as fresh:
         assert fresh.exec(select(func.count()).select_from(ReviewLog)).one() == 0
         assert fresh.get(ItemState, (U, shown.item.id)) is None
