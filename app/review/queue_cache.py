@@ -21,7 +21,6 @@ from sqlmodel import Session
 from app.models import StudySettings
 from app.review.day_queue import DayQueue
 from app.review.queue import Deck, QueueChange, load_day_queue, read_version
-from app.review.service import get_settings
 
 
 @dataclass(frozen=True)
@@ -76,7 +75,8 @@ class QueueCache:
             self._store((user_id, deck.spec), kept)
 
     def _build(self, session: Session, *, user_id: int, deck: Deck, now: datetime, version: int) -> Kept:
-        settings = get_settings(session, user_id=user_id)
+        # Read only (defaults when the user has saved none): this may run inside an answer's transaction.
+        settings = session.get(StudySettings, user_id) or StudySettings(user_id=user_id)
         queue = load_day_queue(session, user_id=user_id, deck=deck, settings=settings, now=now)
         with self._lock:
             self.builds += 1
