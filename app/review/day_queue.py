@@ -10,7 +10,7 @@ so a request reading it never sees another request's change half-made.
 
 from __future__ import annotations
 
-from bisect import bisect_right, insort
+from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
@@ -72,30 +72,56 @@ class DayQueue:
             return self.learning[0][0]
         return None
 
-    def holds(self, item_id: str) -> bool:
-        return item_id in self.new or any(i == item_id for _, i in self.reviews) or any(i == item_id for _, i in self.learning)
+    def holds(self, item_id: str, *, due: datetime | None) -> bool:
+        """Whether the item, due at `due` (None: never answered), is in this queue."""
+        if due is None:
+            return item_id in self.new
+        return _find(self.reviews, (due, item_id)) is not None or _find(self.learning, (due, item_id)) is not None
 
-    def answered(self, item_id: str, *, introduced: bool, was_review: bool, state: int, due: datetime, suspended: bool) -> DayQueue:
+    def answered(
+        self, item_id: str, *, due_before: datetime | None, introduced: bool, was_review: bool, state: int, due: datetime,
+        suspended: bool,
+    ) -> DayQueue:
         """This queue after one answer to an item it holds.
 
+        due_before: the item's due date before the answer (None: it had never been answered), which finds it;
         introduced: this was the item's first answer ever (it counts against today's new limit);
         was_review: the item was in the review state (it counts against today's review limit);
         state, due, suspended: the item's values after the answer, which say where it goes now.
+        Finding and removing cost a binary search and a copy, however long the backlog.
         """
-        if not self.holds(item_id):
+        if not self.holds(item_id, due=due_before):
             raise ValueError(f"{item_id!r} is not in this queue: build it again instead")
-        learning = [queued for queued in self.learning if queued[1] != item_id]
-        reviews = [queued for queued in self.reviews if queued[1] != item_id]
+        new, reviews, learning = self.new, self.reviews, self.learning
+        if due_before is None:
+            new = new[1:] if new[0] == item_id else tuple(i for i in new if i != item_id)
+        else:
+            reviews, learning = _without(reviews, (due_before, item_id)), _without(learning, (due_before, item_id))
         if not suspended:
             if state in LEARNING_STATES:
-                insort(learning, (due, item_id))
+                learning = _with(learning, (due, item_id))
             elif state == REVIEW_STATE and due < self.end:
-                insort(reviews, (due, item_id))
+                reviews = _with(reviews, (due, item_id))
         return replace(
             self,
-            new=tuple(i for i in self.new if i != item_id),
-            reviews=tuple(reviews),
-            learning=tuple(learning),
+            new=new,
+            reviews=reviews,
+            learning=learning,
             new_left=max(0, self.new_left - introduced),
             reviews_left=max(0, self.reviews_left - was_review),
         )
+
+
+def _find(queued: tuple[Queued, ...], entry: Queued) -> int | None:
+    i = bisect_left(queued, entry)
+    return i if i < len(queued) and queued[i] == entry else None
+
+
+def _without(queued: tuple[Queued, ...], entry: Queued) -> tuple[Queued, ...]:
+    i = _find(queued, entry)
+    return queued if i is None else queued[:i] + queued[i + 1 :]
+
+
+def _with(queued: tuple[Queued, ...], entry: Queued) -> tuple[Queued, ...]:
+    i = bisect_left(queued, entry)
+    return queued[:i] + (entry,) + queued[i:]

@@ -146,6 +146,7 @@ class QueueChange:
     item_id: str
     version_before: int
     version_after: int
+    due_before: datetime | None  # None: the item had never been answered
     introduced: bool  # the item's first answer ever: it counts against today's new limit
     was_review: bool  # it was in the review state: it counts against today's review limit
     state: int  # its values after the answer

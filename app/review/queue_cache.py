@@ -62,9 +62,12 @@ class QueueCache:
         Not kept yet: `put` it once the transaction has committed."""
         with self._lock:
             kept = self._entries.get((change.user_id, deck.spec))
-        if kept is not None and kept.version == change.version_before and kept.queue.holds(change.item_id) and kept.queue.covers(now):
+        if (
+            kept is not None and kept.version == change.version_before and kept.queue.covers(now)
+            and kept.queue.holds(change.item_id, due=change.due_before)
+        ):
             queue = kept.queue.answered(
-                change.item_id, introduced=change.introduced, was_review=change.was_review,
+                change.item_id, due_before=change.due_before, introduced=change.introduced, was_review=change.was_review,
                 state=change.state, due=change.due, suspended=change.suspended,
             )
             return replace(kept, version=change.version_after, queue=queue)

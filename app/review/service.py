@@ -279,6 +279,7 @@ def record_answer(
         raise Conflict("this answer was already applied")
     change = QueueChange(
         user_id=user_id, item_id=item_id, version_before=version_before or 0, version_after=claimed["version"],
+        due_before=state.due if state is not None and state.reps else None,
         introduced=state is None or state.first_reviewed_at is None,
         was_review=state is not None and state.state == REVIEW_STATE,
         state=values["state"], due=values["due"], suspended=state is not None and state.suspended,
