@@ -198,6 +198,19 @@ class QueueVersion(SQLModel, table=True):
     version: int
 
 
+class NewItem(SQLModel, table=True):
+    """A user's item that has never been answered and is not suspended: kept by triggers (migration 0011).
+
+    The day queue reads the first new items in reading order from here instead of comparing every item with
+    the user's states. Burial, the card's retirement and the deck are checked when the queue is built.
+    """
+
+    __tablename__ = "new_item"
+
+    user_id: int = Field(primary_key=True, foreign_key="user.id", ondelete="CASCADE")
+    item_id: str = Field(primary_key=True, foreign_key="review_item.id", ondelete="CASCADE")
+
+
 # Challenges ###############################################################
 # A submission is stored before it runs, so a restart finds every queued or running one and runs it again.
 # Challenges themselves are read from cards/ at startup (app/challenges/spec.py); only ids are stored here.

@@ -42,10 +42,24 @@ def engine(tmp_path: Path) -> Engine:
     return engine
 
 
+# new_item's rule (migration 0011), written the long way: active items with no answered or suspended state.
+NEW_BY_DEFINITION = text(
+    "SELECT u.id, r.id FROM user u, review_item r WHERE r.retired_at IS NULL AND NOT EXISTS "
+    "(SELECT 1 FROM item_state s WHERE s.user_id = u.id AND s.item_id = r.id AND (s.reps > 0 OR s.suspended))"
+)
+
+
+def assert_new_items_kept(session: Session) -> None:
+    connection = session.connection()
+    kept = set(connection.execute(text("SELECT user_id, item_id FROM new_item")).all())
+    assert kept == set(connection.execute(NEW_BY_DEFINITION).all())
+
+
 def assert_kept_is_fresh(session: Session, queues: QueueCache, deck: Deck, now: object) -> None:
     kept = queues.get(session, user_id=U, deck=deck, now=now)  # type: ignore[arg-type]
     fresh = load_day_queue(session, user_id=U, deck=deck, settings=service.get_settings(session, user_id=U), now=now)  # type: ignore[arg-type]
     assert kept.queue == fresh
+    assert_new_items_kept(session)
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
@@ -156,6 +170,34 @@ def test_a_write_on_another_connection_makes_the_kept_queue_stale(engine: Engine
         assert read_version(session.connection(), user_id=U) > before
         assert_kept_is_fresh(session, queues, Deck(), T0 + timedelta(minutes=1))
         assert queues.builds == builds + 1
+
+
+NEW_ITEM_WRITES: dict[str, str] = {
+    "item retired": "UPDATE review_item SET retired_at = '2026-11-30 10:00:00.000000' WHERE id = 'synthetic-00002#q1'",
+    "item back": "UPDATE review_item SET retired_at = NULL WHERE id = 'synthetic-00002#q1'",
+    "state deleted (undo of a first answer)": "DELETE FROM item_state WHERE reps = 1",
+    "a new item suspended": "UPDATE item_state SET suspended = 1 WHERE item_id = 'synthetic-00003'",
+    "and unsuspended": "UPDATE item_state SET suspended = 0 WHERE item_id = 'synthetic-00003'",
+    "new card": "INSERT INTO review_item (id, card_id, followup_key, position) VALUES ('synthetic-00005#q9', 'synthetic-00005', 'q9', 9)",
+    "new user": "INSERT INTO user (id, name, created_at) VALUES (2, 'second', '2026-11-30 10:00:00.000000')",
+    "user removed": "DELETE FROM user WHERE id = 2",
+}
+
+
+def test_new_items_follow_every_kind_of_write(engine: Engine) -> None:
+    with Session(engine) as session:
+        for item in ("synthetic-00000", "synthetic-00001", "synthetic-00004"):
+            shown = service.show(session, user_id=U, item_id=item, settings=service.get_settings(session, user_id=U), now=T0)
+            service.answer(session, user_id=U, item_id=item, token=shown.token, rating=3, duration_ms=None, study_session="s", now=T0)
+        service.bury(session, user_id=U, item_id="synthetic-00003", settings=service.get_settings(session, user_id=U), now=T0)
+        assert_new_items_kept(session)
+        new = {row[0] for row in session.connection().execute(text("SELECT item_id FROM new_item"))}
+        assert "synthetic-00000" not in new and "synthetic-00003" in new  # burial is checked when the queue is built
+        session.commit()
+        for write in NEW_ITEM_WRITES.values():
+            session.connection().execute(text(write))
+            session.commit()
+            assert_new_items_kept(session)
 
 
 def test_a_failed_answer_leaves_the_kept_queue_as_it_was(engine: Engine) -> None:
