@@ -123,8 +123,8 @@ class ItemState(SQLModel, table=True):
     __table_args__ = (
         Index("ix_item_state_user_due", "user_id", "due"),
         Index("ix_item_state_user_first", "user_id", "first_reviewed_at"),
-        # The day queue's learning and review lists, each one range of it (migration 0008).
-        Index("ix_item_state_user_state_due", "user_id", "state", "due", "item_id"),
+        # The day queue's learning and review lists, each one range of it, read from it alone (migrations 0008, 0012).
+        Index("ix_item_state_user_state_due", "user_id", "state", "due", "item_id", "suspended", "buried_until"),
         # When a buried item comes back (migration 0008).
         Index("ix_item_state_user_buried", "user_id", "buried_until"),
     )

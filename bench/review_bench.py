@@ -35,7 +35,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from sqlalchemy import Engine, event, func, select, update  # noqa: E402
+from sqlalchemy import Engine, func, select, update  # noqa: E402
 from sqlmodel import Session  # noqa: E402
 
 from app.cards.index import sync_cards  # noqa: E402
@@ -145,30 +145,25 @@ def answer_breakdown(engine: Engine, repeats: int) -> dict[str, float]:
 
 
 def explain(engine: Engine, now: datetime) -> None:
-    """Time and EXPLAIN QUERY PLAN every statement that a full build of the day queue runs."""
-    captured: list[tuple[str, Any]] = []
+    """Time and EXPLAIN QUERY PLAN every statement that a full build of the day queue runs.
 
-    def capture(conn: Any, cursor: Any, statement: str, parameters: Any, context: Any, executemany: bool) -> None:
-        if statement.lstrip().upper().startswith("SELECT"):
-            captured.append((statement, parameters))
-
+    Caught with SQLite's own trace callback, which sees prepared statements too (SQLAlchemy's events don't),
+    with their parameters filled in.
+    """
+    captured: list[str] = []
     with Session(engine) as session:
         settings = session.get(StudySettings, LOCAL_USER_ID)
         assert settings is not None
-        event.listen(engine, "before_cursor_execute", capture)
+        raw = session.connection().connection.dbapi_connection
+        assert raw is not None
+        raw.set_trace_callback(lambda sql: captured.append(sql) if sql.lstrip().upper().startswith("SELECT") else None)
         try:
             load_day_queue(session, user_id=LOCAL_USER_ID, deck=Deck(), settings=settings, now=now)
         finally:
-            event.remove(engine, "before_cursor_execute", capture)
-        raw = session.connection().connection.dbapi_connection
-        assert raw is not None
-        seen = set()
-        for statement, parameters in captured:
-            if statement in seen:
-                continue
-            seen.add(statement)
-            took = min(_timed(lambda: raw.execute(statement, parameters).fetchall()) for _ in range(5))
-            plan = raw.execute("EXPLAIN QUERY PLAN " + statement, parameters).fetchall()
+            raw.set_trace_callback(None)
+        for statement in dict.fromkeys(captured):
+            took = min(_timed(lambda: raw.execute(statement).fetchall()) for _ in range(5))
+            plan = raw.execute("EXPLAIN QUERY PLAN " + statement).fetchall()
             print(f"\n  {took * 1000:7.2f} ms  {' '.join(statement.split())[:160]}...")
             for row in plan:
                 print(f"             {row[-1]}")
