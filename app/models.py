@@ -118,10 +118,8 @@ class ItemState(SQLModel, table=True):
     """A user's scheduling state for one item: the fsrs card (versioned JSON) plus columns to query on."""
 
     __tablename__ = "item_state"
-    # The due queue filters by user and orders by due: one index serves it.
     # "Introduced today" counts by first_reviewed_at (migration 0004).
     __table_args__ = (
-        Index("ix_item_state_user_due", "user_id", "due"),
         Index("ix_item_state_user_first", "user_id", "first_reviewed_at"),
         # The day queue's learning and review lists, each one range of it, read from it alone (migrations 0008, 0012).
         Index("ix_item_state_user_state_due", "user_id", "state", "due", "item_id", "suspended", "buried_until"),

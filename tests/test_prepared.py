@@ -57,11 +57,11 @@ def test_an_insert_and_an_update_store_the_same_bytes_as_core(twins: tuple[Engin
     with prepared_db.begin() as connection:
         service._INSERT_SHOWN.run(connection, **shown)
         service._INSERT_STATE.run(connection, **STATE)
-        assert service._UPDATE_STATE.run(connection, **where, **changed) == 1
+        assert service._update_state(tuple(changed)).run(connection, **where, **changed) == 1
     with core_db.begin() as connection:
         connection.execute(insert(ShownItem), [shown])
         connection.execute(insert(ItemState), [STATE])
-        connection.execute(service._UPDATE_STATE.statement, {**where, **changed})
+        connection.execute(service._update_state(tuple(changed)).statement, {**where, **changed})
     for table in ("shown_item", "item_state"):
         assert stored(tmp_path / "prepared.sqlite3", table) == stored(tmp_path / "core.sqlite3", table)
     assert stored(tmp_path / "prepared.sqlite3", "item_state")[0][12] == "2026-11-30 09:15:30.123456"  # buried_until

@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from functools import cache
 from typing import Any, TypeVar
 
 from sqlalchemy import Connection, and_, bindparam, delete, insert, update
@@ -129,14 +130,28 @@ _SHOWN = Prepared(
 _INSERT_SHOWN = Prepared(insert(ShownItem), set_columns=_columns(ShownItem))
 _INSERT_STATE = Prepared(insert(ItemState), set_columns=_columns(ItemState))
 _INSERT_LOG = Prepared(insert(ReviewLog).returning(col(ReviewLog.id)), set_columns=_columns(ReviewLog, but=("id",)))
-# Conditional on the reps read: bound names differ from the columns, which the SET clause takes from the parameters.
-_UPDATE_STATE = Prepared(
-    update(ItemState).where(
-        col(ItemState.user_id) == bindparam("w_user_id"), col(ItemState.item_id) == bindparam("w_item_id"),
-        col(ItemState.reps) == bindparam("w_reps"),
-    ),
-    set_columns=ANSWERED_COLUMNS,
-)
+
+
+@cache
+def _update_state(columns: tuple[str, ...]) -> Prepared:
+    """UPDATE item_state SET these columns, conditional on the reps read (bound names differ from the columns,
+    which the SET clause takes from the parameters)."""
+    return Prepared(
+        update(ItemState).where(
+            col(ItemState.user_id) == bindparam("w_user_id"), col(ItemState.item_id) == bindparam("w_item_id"),
+            col(ItemState.reps) == bindparam("w_reps"),
+        ),
+        set_columns=columns,
+    )
+
+
+# SQLite rewrites an index's entry whenever a column of it is assigned, changed or not: an answer leaves these
+# out of its UPDATE when they keep their value (most answers), sparing two index writes.
+_USUALLY_UNCHANGED = ("first_reviewed_at", "buried_until")
+
+
+def _changes(state: ItemState, values: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in values.items() if k not in _USUALLY_UNCHANGED or getattr(state, k) != v}
 # Claim the token, returning the queue version the answer's writes left (its triggers have run by then).
 _CLAIM_SHOWN = Prepared(
     update(ShownItem)
@@ -265,8 +280,10 @@ def record_answer(
     values = answered(state, shown.candidates[str(rating)], rating=rating, at=now)
     if state is None:
         _INSERT_STATE.run(connection, user_id=user_id, item_id=item_id, suspended=False, **values)
-    elif _UPDATE_STATE.run(connection, w_user_id=user_id, w_item_id=item_id, w_reps=reps_before, **values) != 1:
-        raise Conflict("this item was answered elsewhere since it was shown: reload to continue")
+    else:
+        changes = _changes(state, values)
+        if _update_state(tuple(changes)).run(connection, w_user_id=user_id, w_item_id=item_id, w_reps=reps_before, **changes) != 1:
+            raise Conflict("this item was answered elsewhere since it was shown: reload to continue")
     log = _INSERT_LOG.first(
         connection, user_id=user_id, item_id=item_id, rating=rating, reviewed_at=now, duration_ms=duration_ms,
         state_before=before if before is not None else {"state": NEW_STATE}, state_after=as_log_json(values),
