@@ -84,5 +84,9 @@ class Prepared:
         dbapi_connection = connection.connection.dbapi_connection
         assert dbapi_connection is not None
         cursor = dbapi_connection.cursor()
-        cursor.execute(sql, bound)
+        try:
+            cursor.execute(sql, bound)
+        except BaseException:
+            cursor.close()
+            raise
         return cursor, columns
