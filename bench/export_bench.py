@@ -24,13 +24,11 @@ sys.path.insert(0, str(ROOT))
 
 from sqlmodel import Session  # noqa: E402
 
-from app.cards.index import sync_cards  # noqa: E402
 from app.cards.synthetic import write_synthetic_deck  # noqa: E402
-from app.db import open_database  # noqa: E402
+from app.library import open_indexed  # noqa: E402
 from app.export import math  # noqa: E402
 from app.export.handbook import build_handbook  # noqa: E402
 from app.export.obsidian import export_vault  # noqa: E402
-from app.review.items import sync_items  # noqa: E402
 
 
 def _dir_bytes(path: Path) -> int:
@@ -40,10 +38,8 @@ def _dir_bytes(path: Path) -> int:
 def run(n: int, repeats: int, work: Path) -> dict[str, float]:
     cards = work / f"deck-{n}" / "cards"
     write_synthetic_deck(cards, n)
-    engine = open_database(work / f"deck-{n}" / "db.sqlite3")
     now = datetime.now(UTC)
-    sync_cards(engine, cards, now=now)
-    sync_items(engine, now=now)
+    engine, _ = open_indexed(work / f"deck-{n}" / "db.sqlite3", cards, now=now)
     html_s, vault_s, again_s = [], [], []
     html_bytes = vault_bytes = 0.0
     for r in range(repeats):

@@ -38,13 +38,12 @@ sys.path.insert(0, str(ROOT))
 from sqlalchemy import Engine, func, select, update  # noqa: E402
 from sqlmodel import Session  # noqa: E402
 
-from app.cards.index import sync_cards  # noqa: E402
 from app.cards.synthetic import write_synthetic_deck  # noqa: E402
 from app.db import open_database  # noqa: E402
+from app.library import open_indexed  # noqa: E402
 from app.devserver import running_server  # noqa: E402
 from app.models import LOCAL_USER_ID, ReviewItem, ReviewLog, StudySettings  # noqa: E402
 from app.review import synthetic  # noqa: E402
-from app.review.items import sync_items  # noqa: E402
 from app.review.queue import Deck, load_day_queue, today  # noqa: E402
 from app.review.queue_cache import QueueCache  # noqa: E402
 from app.review.scheduler import Policy  # noqa: E402
@@ -56,11 +55,9 @@ def build(work: Path, *, cards: int, logs: int) -> tuple[Path, Path, datetime]:
     """Cards on disk, indexed; a simulated history ending now (the server reads the real clock)."""
     cards_dir, data_dir = work / "cards", work / "data"
     write_synthetic_deck(cards_dir, cards)
-    engine = open_database(data_dir / DB)
     start = time.perf_counter()
-    report = sync_cards(engine, cards_dir)
+    engine, report = open_indexed(data_dir / DB, cards_dir, now=datetime.now(UTC))
     assert not report.problems, report.problems[:3]
-    sync_items(engine, now=datetime.now(UTC))
     print(f"  indexed {cards} cards in {time.perf_counter() - start:.1f} s", file=sys.stderr)
     with Session(engine) as session:
         item_ids = list(session.exec(select(ReviewItem.id).order_by(ReviewItem.id)).scalars())

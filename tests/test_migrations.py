@@ -12,9 +12,8 @@ from sqlalchemy import text
 from sqlmodel import SQLModel
 
 import app.models  # noqa: F401
-from app.cards.index import sync_cards
 from app.db import alembic_config, include_object, make_engine, migrate
-from app.review.items import sync_items
+from app.library import open_indexed
 
 
 def test_migrations_match_the_models(tmp_path: Path) -> None:
@@ -40,11 +39,7 @@ def test_downgrade_to_base_and_back(tmp_path: Path) -> None:
 
 def test_new_items_are_backfilled_from_existing_history(tmp_path: Path, cards_dir: Path) -> None:
     """Migration 0011 fills new_item from the states already there: answered and suspended items are not new."""
-    engine = make_engine(tmp_path / "db.sqlite3")
-    migrate(engine)
-    now = datetime(2026, 11, 30, 9, tzinfo=UTC)
-    sync_cards(engine, cards_dir, now=now)
-    sync_items(engine, now=now)
+    engine, _ = open_indexed(tmp_path / "db.sqlite3", cards_dir, now=datetime(2026, 11, 30, 9, tzinfo=UTC))
     config = alembic_config()
     with engine.begin() as conn:
         config.attributes["connection"] = conn

@@ -11,10 +11,9 @@ import pytest
 from sqlalchemy import Engine
 from sqlmodel import Session
 
-from app.cards.index import sync_cards
 from app.db import open_database
+from app.library import open_indexed
 from app.models import LOCAL_USER_ID, StudySettings
-from app.review.items import sync_items
 from tests.conftest import CARDS_DIR
 
 T0 = datetime(2026, 11, 30, 9, 0, tzinfo=UTC)
@@ -25,9 +24,7 @@ def deck_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The real deck indexed once; each test gets a copy of the folder (anki's getEmptyCol pattern)."""
     root = tmp_path_factory.mktemp("export-deck")
     shutil.copytree(CARDS_DIR, root / "cards")
-    engine = open_database(root / "data" / "depthcards.sqlite3")
-    sync_cards(engine, root / "cards", now=T0)
-    sync_items(engine, now=T0)
+    engine, _ = open_indexed(root / "data" / "depthcards.sqlite3", root / "cards", now=T0)
     with Session(engine) as session:
         settings = session.get(StudySettings, LOCAL_USER_ID)
         assert settings is not None

@@ -16,6 +16,7 @@ from sqlmodel import Session, col
 
 from app.cards.index import sync_cards
 from app.db import open_database
+from app.library import open_indexed
 from app.main import create_app
 from app.models import LOCAL_USER_ID, CardRow, ItemState, ReviewItem, ReviewLog, StudySettings
 from app.review import backup, synthetic
@@ -181,9 +182,7 @@ def test_a_malformed_file_changes_nothing(tmp_path: Path) -> None:
 
 def test_placeholders_become_real_when_the_cards_are_indexed(tmp_path: Path, cards_dir: Path) -> None:
     """History restored before its cards are indexed hangs on placeholder rows, which indexing fills in."""
-    source = open_database(tmp_path / "source" / DB)
-    sync_cards(source, cards_dir, now=T0)
-    sync_items(source, now=T0)
+    source, _ = open_indexed(tmp_path / "source" / DB, cards_dir, now=T0)
     with Session(source) as session:
         ids = list(session.exec(select(ReviewItem.id).order_by(ReviewItem.id)).scalars())
         synthetic.write_history(session, synthetic.simulate(ids, user_id=LOCAL_USER_ID, start=T0, days=30, seed=6))

@@ -11,12 +11,11 @@ import pytest
 from sqlalchemy import Engine, text
 from sqlmodel import Session
 
-from app.cards.index import sync_cards
 from app.cards.synthetic import write_synthetic_deck
 from app.db import open_database
+from app.library import open_indexed
 from app.models import LOCAL_USER_ID, StudySettings
 from app.review import service
-from app.review.items import sync_items
 from app.review.queue import Deck, load_day_queue, read_version
 from app.review.queue_cache import QueueCache
 from app.review.reviewer import answer_and_show_next
@@ -31,9 +30,7 @@ def engine(tmp_path: Path) -> Engine:
     """12 synthetic cards (48 items), small daily limits so that they bind."""
     cards = tmp_path / "cards"
     write_synthetic_deck(cards, 12)
-    engine = open_database(tmp_path / "study.sqlite3")
-    sync_cards(engine, cards, now=T0)
-    sync_items(engine, now=T0)
+    engine, _ = open_indexed(tmp_path / "study.sqlite3", cards, now=T0)
     with Session(engine) as session:
         settings = service.get_settings(session, user_id=U)
         settings.new_per_day, settings.max_reviews_per_day = 7, 12
